@@ -1,0 +1,47 @@
+import { NestFactory } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { AppModule, AppModuleOptions } from './app.module';
+import { ApiExceptionFilter } from './common/errors/api-exception.filter';
+import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
+import { KukoFastifyAdapter } from './common/http/kuko-fastify-adapter';
+import { createValidationPipe } from './common/http/validation.pipe';
+import { createRootLogger, NestPinoLogger } from './common/logging/logger';
+import { logRequests } from './common/logging/request-logging';
+
+/**
+ * Builds the whole application, initialised but not listening. `npm start` and the e2e
+ * tests use this same function, so the tests exercise exactly what runs in production.
+ */
+export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
+  const logger = createRootLogger(options.config.logLevel);
+  const adapter = new KukoFastifyAdapter();
+  logRequests(adapter.getInstance(), logger);
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options), adapter, {
+    logger: new NestPinoLogger(logger),
+    // KukoFastifyAdapter has the one JSON parser (raw bytes kept for webhooks).
+    bodyParser: false,
+    abortOnError: false,
+  });
+  app.useGlobalFilters(new ApiExceptionFilter());
+  app.useGlobalPipes(createValidationPipe());
+  app.useGlobalInterceptors(new EnvelopeInterceptor());
+  setUpOpenApi(app);
+  await app.init();
+  await app.getHttpAdapter().getInstance().ready();
+  return app;
+}
+
+function setUpOpenApi(app: NestFastifyApplication): void {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('KukoPay-compatible payments API')
+      .setDescription('Orders and refunds whose every write can be retried safely. See docs/ in the repository.')
+      .setVersion('1')
+      .addApiKey({ type: 'apiKey', name: 'X-Api-Key', in: 'header' }, 'api-key')
+      .addBearerAuth()
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+}

@@ -1,0 +1,27 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import type { AppConfig } from './config/app-config';
+import { ConfigModule } from './config/config.module';
+import { DatabaseModule } from './database/database.module';
+import { HealthModule } from './health/health.module';
+import { MerchantsModule } from './merchants/merchants.module';
+
+export interface AppModuleOptions {
+  config: AppConfig;
+  /** The resolved database: DATABASE_URL, or the embedded server's. */
+  databaseUrl: string;
+}
+
+@Module({})
+export class AppModule {
+  static forRoot({ config, databaseUrl }: AppModuleOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule.forRoot(databaseUrl),
+        HealthModule,
+        MerchantsModule,
+      ],
+    };
+  }
+}

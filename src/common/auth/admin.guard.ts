@@ -1,0 +1,37 @@
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyRequest } from 'fastify';
+import { APP_CONFIG } from '../../config/config.module';
+import type { AppConfig } from '../../config/app-config';
+import { DomainError } from '../errors/domain-error';
+
+/**
+ * `Authorization: Bearer $ADMIN_TOKEN`. With no token configured the admin API does not
+ * exist (404), so an unconfigured deployment exposes nothing.
+ */
+@Injectable()
+export class AdminGuard implements CanActivate {
+  private readonly expected: Buffer | null;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.expected = config.adminToken ? digest(config.adminToken) : null;
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    if (!this.expected) throw new DomainError('route_not_found', 'No route matches this method and path.');
+    const header = context.switchToHttp().getRequest<FastifyRequest>().headers.authorization;
+    if (!header) {
+      throw new DomainError('api_key_missing', 'Send the admin token as Authorization: Bearer <token>.', 'Authorization');
+    }
+    const match = /^Bearer (.+)$/.exec(header);
+    // Digests have one length, so the comparison takes the same time whatever was sent.
+    if (!match || !timingSafeEqual(digest(match[1]), this.expected)) {
+      throw new DomainError('api_key_invalid', 'The admin token is not valid.', 'Authorization');
+    }
+    return true;
+  }
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}

@@ -1,0 +1,25 @@
+import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { sendApiResponse } from '../http/send';
+import { toErrorResponse } from './error-response';
+
+/**
+ * The one exception filter: every error, from routing and body parsing to services,
+ * leaves as the SPEC §4 envelope. Server-side faults are logged with their cause; the
+ * client only ever sees the generic message.
+ */
+@Catch()
+export class ApiExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger(ApiExceptionFilter.name);
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const request = host.switchToHttp().getRequest<FastifyRequest>();
+    const reply = host.switchToHttp().getResponse<FastifyReply>();
+    const response = toErrorResponse(exception, request.id);
+    if (response.status >= 500) {
+      this.logger.error({ err: exception, request_id: request.id }, 'request failed');
+    }
+    if (reply.sent) return;
+    sendApiResponse(reply, response);
+  }
+}

@@ -1,0 +1,38 @@
+/**
+ * Every machine code the API answers, with its HTTP status and category (SPEC §4).
+ * Services throw DomainError with one of these codes; the filter maps it to the wire.
+ */
+export type ErrorType =
+  | 'invalid_request_error'
+  | 'idempotency_error'
+  | 'authentication_error'
+  | 'rate_limit_error'
+  | 'api_error';
+
+const invalid = (status: number) => ({ status, type: 'invalid_request_error' as const });
+
+export const ERROR_CATALOG = {
+  parameter_invalid: invalid(400),
+  parameter_missing: invalid(400),
+  parameter_unknown: invalid(400),
+  invalid_json: invalid(400),
+  idempotency_key_invalid: invalid(400),
+  idempotency_error: { status: 400, type: 'idempotency_error' },
+  order_not_paid: invalid(400),
+  order_not_closable: invalid(400),
+  refund_amount_exceeded: invalid(400),
+  webhook_signature_invalid: invalid(400),
+  api_key_missing: { status: 401, type: 'authentication_error' },
+  api_key_invalid: { status: 401, type: 'authentication_error' },
+  resource_missing: invalid(404),
+  route_not_found: invalid(404),
+  idempotency_in_progress: { status: 409, type: 'idempotency_error' },
+  payload_too_large: invalid(413),
+  unsupported_media_type: invalid(415),
+  internal_error: { status: 500, type: 'api_error' },
+  service_unavailable: { status: 503, type: 'api_error' },
+  resource_not_ready: { status: 503, type: 'api_error' },
+  webhooks_not_configured: { status: 503, type: 'api_error' },
+} as const satisfies Record<string, { status: number; type: ErrorType }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;

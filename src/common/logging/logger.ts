@@ -1,0 +1,50 @@
+import type { LoggerService } from '@nestjs/common';
+import pino, { Logger } from 'pino';
+import type { LogLevel } from '../../config/app-config';
+
+/**
+ * One pino logger per process, writing JSON lines to stdout. Fastify logs each request
+ * through it (see request-logging.ts) and Nest's own messages go through NestPinoLogger.
+ * Credentials never reach it: request lines carry only the fields we choose.
+ */
+export function createRootLogger(level: LogLevel): Logger {
+  return pino({
+    level,
+    base: { pid: process.pid },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  });
+}
+
+/** Nest's LoggerService on top of pino, so framework messages are JSON lines too. */
+export class NestPinoLogger implements LoggerService {
+  constructor(private readonly root: Logger) {}
+
+  log(message: unknown, context?: string) {
+    this.write('info', message, context);
+  }
+  error(message: unknown, trace?: string, context?: string) {
+    this.write('error', message, context ?? trace);
+  }
+  warn(message: unknown, context?: string) {
+    this.write('warn', message, context);
+  }
+  debug(message: unknown, context?: string) {
+    this.write('debug', message, context);
+  }
+  verbose(message: unknown, context?: string) {
+    this.write('trace', message, context);
+  }
+  fatal(message: unknown, context?: string) {
+    this.write('fatal', message, context);
+  }
+
+  private write(level: 'info' | 'error' | 'warn' | 'debug' | 'trace' | 'fatal', message: unknown, context?: string) {
+    if (typeof message === 'object' && message !== null) {
+      const { msg, ...fields } = message as { msg?: string };
+      this.root[level]({ context, ...fields }, msg);
+    } else {
+      this.root[level]({ context }, String(message));
+    }
+  }
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+
+/** Fields a request gathers as it is served (merchant, idempotency outcome …). */
+export type RequestLogFields = Record<string, string | number | boolean | null>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    logFields?: RequestLogFields;
+  }
+}
+
+export function addLogFields(request: FastifyRequest, fields: RequestLogFields): void {
+  request.logFields = { ...request.logFields, ...fields };
+}
+
+/**
+ * One structured line per request when its response is finished: request id, route,
+ * status, duration and what the request gathered. Headers and bodies are not logged, so
+ * API keys, tokens and webhook signatures cannot leak.
+ */
+export function logRequests(fastify: FastifyInstance, logger: Logger): void {
+  fastify.addHook('onResponse', async (request, reply) => {
+    const status = reply.statusCode;
+    logger[status >= 500 ? 'error' : 'info'](
+      {
+        request_id: request.id,
+        method: request.method,
+        url: request.url,
+        status,
+        duration_ms: Math.round(reply.elapsedTime * 10) / 10,
+        ...request.logFields,
+      },
+      'request completed',
+    );
+  });
+}

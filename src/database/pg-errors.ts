@@ -1,0 +1,44 @@
+/** Classifies errors from pg / TypeORM by SQLSTATE and network error codes. */
+
+const SERIALIZATION_FAILURES = new Set(['40001', '40P01']);
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01', // admin_shutdown: the server is stopping
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up or in recovery
+  '08000', '08001', '08003', '08004', '08006', // connection exceptions
+  '53300', // too_many_connections
+]);
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH']);
+const UNAVAILABLE_MESSAGES = [
+  'Connection terminated',
+  'connection timeout',
+  'Client has encountered a connection error',
+  'Client was closed',
+  'timeout exceeded when trying to connect',
+];
+
+function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null) return undefined;
+  const direct = (error as { code?: unknown }).code;
+  if (typeof direct === 'string') return direct;
+  // TypeORM wraps driver errors in QueryFailedError with the original as driverError.
+  const driver = (error as { driverError?: { code?: unknown } }).driverError?.code;
+  return typeof driver === 'string' ? driver : undefined;
+}
+
+export const pgCode = codeOf;
+
+export function isUniqueViolation(error: unknown): boolean {
+  return codeOf(error) === '23505';
+}
+
+export function isSerializationFailure(error: unknown): boolean {
+  return SERIALIZATION_FAILURES.has(codeOf(error) ?? '');
+}
+
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = codeOf(error);
+  if (code && (UNAVAILABLE_SQLSTATES.has(code) || NETWORK_CODES.has(code))) return true;
+  const message = error instanceof Error ? error.message : '';
+  return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment));
+}

@@ -1,0 +1,52 @@
+/**
+ * Throw-away PostgreSQL clusters for tests and harnesses, under .data/test/<owner pid>-…
+ * A cluster whose owning process died (a killed test run) is stopped and removed the
+ * next time one is created, so nothing piles up and no stray server keeps running.
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
+
+export function testClustersRoot(): string {
+  return join(process.cwd(), '.data', 'test');
+}
+
+export async function startTestCluster(label = 'cluster'): Promise<EmbeddedDatabase & { dir: string }> {
+  await removeOrphanedClusters();
+  const dir = join(testClustersRoot(), `${process.pid}-${label}-${randomBytes(4).toString('hex')}`);
+  const database = await startEmbeddedPostgres({ dir, durable: false, temporary: true });
+  return {
+    ...database,
+    dir,
+    stop: async () => {
+      await database.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function removeOrphanedClusters(): Promise<void> {
+  const root = testClustersRoot();
+  if (!existsSync(root)) return;
+  for (const entry of await readdir(root)) {
+    const owner = Number(entry.split('-')[0]);
+    if (!owner || isAlive(owner)) continue;
+    const pidFile = join(root, entry, 'pg', 'postmaster.pid');
+    if (existsSync(pidFile)) {
+      const postmaster = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
+      if (postmaster && isAlive(postmaster)) process.kill(postmaster, 'SIGQUIT');
+    }
+    await rm(join(root, entry), { recursive: true, force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * `npm start` / `node dist/main.js`: validates the environment, connects to DATABASE_URL
+ * or starts the embedded PostgreSQL under .data/, runs migrations, creates the demo
+ * merchant on first run, and serves until SIGTERM/SIGINT, then drains and stops cleanly.
+ */
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { createApp } from './app.factory';
+import { ConfigError, loadConfig } from './config/app-config';
+import { EmbeddedDatabase } from './database/embedded-postgres';
+import { resolveDatabase } from './database/resolve-database';
+import { MerchantsService } from './merchants/merchants.service';
+
+const logger = new Logger('Main');
+
+let embedded: EmbeddedDatabase | null = null;
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const database = await resolveDatabase(config, (line) => logger.log(line));
+  embedded = database.embedded;
+  const app = await createApp({ config, databaseUrl: database.url });
+  const shutdown = async (signal: string) => {
+    logger.log(`${signal} received: finishing in-flight requests`);
+    await app.close();
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+
+  const demo = await app.get(MerchantsService).createDemoMerchantIfNone();
+  await app.listen({ port: config.port, host: '0.0.0.0' });
+  const url = `http://localhost:${config.port}`;
+  if (demo) {
+    // Printed once: only the key's hash is stored.
+    process.stdout.write(
+      `\nDemo merchant ${demo.id} created. Its test API key (shown only now):\n\n  ${demo.api_keys.test}\n\n` +
+        `Try: curl -s ${url}/v1/orders -H 'X-Api-Key: ${demo.api_keys.test}'\n\n`,
+    );
+  }
+  logger.log(`Listening on ${url} (OpenAPI at ${url}/docs)`);
+}
+
+main().catch(async (error: unknown) => {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`${error.message}\n`);
+  } else {
+    process.stderr.write(`Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  }
+  await embedded?.stop();
+  process.exit(1);
+});

@@ -1,0 +1,23 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Environment } from '../database/environment';
+
+/** kuko_test_… / kuko_live_… followed by 32 base64url characters (192 random bits). */
+export const API_KEY_PATTERN = /^kuko_(test|live)_[A-Za-z0-9_-]{32}$/;
+
+export function generateApiKey(environment: Environment): string {
+  return `kuko_${environment}_${randomBytes(24).toString('base64url')}`;
+}
+
+export function hashApiKey(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+export function environmentOf(key: string): Environment | null {
+  const match = API_KEY_PATTERN.exec(key);
+  return match ? (match[1] as Environment) : null;
+}
+
+/** Enough of a key to tell it apart in a list, never enough to use it. */
+export function displayPrefix(key: string): string {
+  return key.slice(0, 'kuko_test_'.length + 4);
+}

@@ -1,0 +1,100 @@
+import { expectError, expectSuccess } from './support/expect-error';
+import { createMerchant, TestMerchant } from './support/factories';
+import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+
+describe('the error contract (SPEC §4)', () => {
+  let t: TestApp;
+  let merchant: TestMerchant;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    merchant = await createMerchant(t);
+  });
+  afterAll(() => t.close());
+
+  const admin = () => t.http().post('/v1/admin/merchants').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+
+  it('answers success in the envelope with one request id in header and body', async () => {
+    const response = await t.http().get('/v1/account').set('X-Api-Key', merchant.testKey);
+    expectSuccess(response, 200);
+    expect(response.body.data).toMatchObject({ id: merchant.id, object: 'account', environment: 'test' });
+  });
+
+  it('gives every response its own request id', async () => {
+    const [a, b] = await Promise.all([t.http().get('/health'), t.http().get('/health')]);
+    expect(a.headers['x-request-id']).not.toBe(b.headers['x-request-id']);
+  });
+
+  it('answers an unknown route with a JSON 404', async () => {
+    expectError(await t.http().get('/nowhere'), 404, 'route_not_found');
+    expectError(await t.http().post('/v1/nowhere').send({}), 404, 'route_not_found');
+  });
+
+  it('refuses a body that is not JSON', async () => {
+    const response = await admin().set('Content-Type', 'application/json').send('{"name": "Acme",');
+    expectError(response, 400, 'invalid_json');
+    expect(response.body.message).not.toMatch(/\n\s+at |\.js:|node_modules/);
+  });
+
+  it('refuses prototype-poisoning keys as invalid JSON', async () => {
+    const response = await admin().set('Content-Type', 'application/json').send('{"name":"A","__proto__":{"x":1}}');
+    expectError(response, 400, 'invalid_json');
+  });
+
+  it('refuses a body over 64 KiB with 413', async () => {
+    const response = await admin().send({ name: 'x'.repeat(70 * 1024) });
+    expectError(response, 413, 'payload_too_large');
+  });
+
+  it('refuses a write whose body is not application/json with 415', async () => {
+    expectError(await admin().set('Content-Type', 'text/plain').send('name=Acme'), 415, 'unsupported_media_type', 'Content-Type');
+    expectError(
+      await admin().set('Content-Type', 'application/x-www-form-urlencoded').send('name=Acme'),
+      415,
+      'unsupported_media_type',
+      'Content-Type',
+    );
+  });
+
+  it('accepts application/json with a charset', async () => {
+    const response = await admin().set('Content-Type', 'application/json; charset=utf-8').send('{"name":"Acme"}');
+    expectSuccess(response, 201);
+  });
+
+  it('names the missing, invalid or unknown field', async () => {
+    expectError(await admin().send({}), 400, 'parameter_missing', 'name');
+    expectError(await admin().send({ name: 42 }), 400, 'parameter_invalid', 'name');
+    expectError(await admin().send({ name: '' }), 400, 'parameter_invalid', 'name');
+    expectError(await admin().send({ name: 'Acme', colour: 'red' }), 400, 'parameter_unknown', 'colour');
+  });
+
+  it('refuses a JSON body that is not an object', async () => {
+    expectError(await admin().send([{ name: 'Acme' }]), 400, 'parameter_invalid', null);
+    expectError(await admin().set('Content-Type', 'application/json').send('"Acme"'), 400, 'parameter_invalid', null);
+  });
+
+  it('never answers HTML', async () => {
+    for (const response of [
+      await t.http().get('/v1/orders/../../etc/passwd'),
+      await t.http().delete('/v1/account'),
+      await t.http().get('/%'),
+    ]) {
+      expect(response.headers['content-type']).toMatch(/^application\/json/);
+      expect(response.body.request_id).toMatch(/^req_/);
+    }
+  });
+
+  it('turns an unexpected failure into a generic 500 without internals', async () => {
+    const other = await startTestApp();
+    try {
+      const { testKey } = await createMerchant(other);
+      await other.db.pool.query('ALTER TABLE merchants RENAME TO merchants_gone');
+      const response = await other.http().get('/v1/account').set('X-Api-Key', testKey);
+      expectError(response, 500, 'internal_error');
+      expect(response.body.type).toBe('api_error');
+      expect(response.body.message).not.toMatch(/merchants|relation|SELECT|at /i);
+    } finally {
+      await other.close();
+    }
+  });
+});

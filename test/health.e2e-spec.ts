@@ -1,0 +1,35 @@
+import { startClusterProcess } from './support/cluster-client.cjs';
+import { createTestDatabase } from './support/database';
+import { expectError, expectSuccess } from './support/expect-error';
+import { createMerchant } from './support/factories';
+import { startTestApp } from './support/test-app';
+
+describe('health and a lost database (SPEC §10)', () => {
+  it('reports ready, then 503 everywhere the database is needed once it is gone', async () => {
+    // A cluster of this test's own: stopping it disturbs nothing else.
+    const cluster = await startClusterProcess('health');
+    const db = await createTestDatabase(cluster.url);
+    const t = await startTestApp({}, db);
+    try {
+      const merchant = await createMerchant(t);
+      const ready = await t.http().get('/health/ready');
+      expectSuccess(ready, 200);
+      expect(ready.body.data.status).toBe('ok');
+
+      await db.pool.end();
+      await cluster.stop();
+
+      expectSuccess(await t.http().get('/health'), 200);
+      const notReady = await t.http().get('/health/ready');
+      expectError(notReady, 503, 'service_unavailable');
+      expect(notReady.headers['retry-after']).toBe('1');
+
+      const api = await t.http().get('/v1/account').set('X-Api-Key', merchant.testKey);
+      expectError(api, 503, 'service_unavailable');
+      expect(api.body.type).toBe('api_error');
+    } finally {
+      await t.app.close();
+      await cluster.stop();
+    }
+  });
+});
