@@ -6,6 +6,7 @@ import { ApiExceptionFilter } from './common/errors/api-exception.filter';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
 import { KukoFastifyAdapter } from './common/http/kuko-fastify-adapter';
 import { createValidationPipe } from './common/http/validation.pipe';
+import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { logRequests } from './common/logging/request-logging';
 
@@ -25,7 +26,8 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
   });
   app.useGlobalFilters(new ApiExceptionFilter());
   app.useGlobalPipes(createValidationPipe());
-  app.useGlobalInterceptors(new EnvelopeInterceptor());
+  // Idempotency outside the envelope: it stores and replays the complete answer.
+  app.useGlobalInterceptors(app.get(IdempotencyInterceptor), new EnvelopeInterceptor());
   setUpOpenApi(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

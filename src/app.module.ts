@@ -3,7 +3,9 @@ import type { AppConfig } from './config/app-config';
 import { ConfigModule } from './config/config.module';
 import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
+import { IdempotencyModule } from './idempotency/idempotency.module';
 import { MerchantsModule } from './merchants/merchants.module';
+import { OrdersModule } from './orders/orders.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -21,6 +23,8 @@ export class AppModule {
         DatabaseModule.forRoot(databaseUrl),
         HealthModule,
         MerchantsModule,
+        IdempotencyModule,
+        OrdersModule,
       ],
     };
   }

@@ -16,3 +16,22 @@ export async function createMerchant(t: TestApp, name = 'Acme'): Promise<TestMer
   const { id, api_keys } = response.body.data;
   return { id, testKey: api_keys.test, liveKey: api_keys.live };
 }
+
+let sequence = 0;
+
+/** A valid create-order body with a unique out_trade_no. */
+export function orderBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  sequence += 1;
+  return {
+    out_trade_no: `ORDER_${process.pid}_${Date.now()}_${sequence}`,
+    amount: 2990,
+    currency: 'USD',
+    subject: 'Annual plan',
+    ...overrides,
+  };
+}
+
+export async function createOrder(t: TestApp, key: string, overrides: Record<string, unknown> = {}) {
+  const response = await t.http().post('/v1/orders').set('X-Api-Key', key).send(orderBody(overrides)).expect(201);
+  return response.body.data as { id: string; out_trade_no: string; amount: number; status: string };
+}

@@ -20,6 +20,7 @@ export class WithStatus<T> {
   constructor(
     readonly status: number,
     readonly data: T,
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {}
 }
 

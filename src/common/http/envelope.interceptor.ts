@@ -24,7 +24,7 @@ function envelope(result: unknown, routeStatus: number, requestId: string): ApiR
     return new ApiResponse(routeStatus, { data: result.data, has_more: result.hasMore, request_id: requestId });
   }
   if (result instanceof WithStatus) {
-    return new ApiResponse(result.status, { data: result.data, request_id: requestId });
+    return new ApiResponse(result.status, { data: result.data, request_id: requestId }, result.headers);
   }
   return new ApiResponse(routeStatus, { data: result, request_id: requestId });
 }

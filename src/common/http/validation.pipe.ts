@@ -52,6 +52,10 @@ function firstLeaf(errors: ValidationError[], prefix: string): { error: Validati
  */
 class BodyValidationPipe extends ValidationPipe {
   override transform(value: unknown, metadata: ArgumentMetadata) {
+    const nul = pathOfNulCharacter(value, '');
+    if (nul !== null) {
+      throw new DomainError('parameter_invalid', `${nul || 'The body'} must not contain the NUL character.`, nul || null);
+    }
     if (metadata.type !== 'body') return super.transform(value, metadata);
     if (value === undefined) return super.transform({}, metadata);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -59,4 +63,17 @@ class BodyValidationPipe extends ValidationPipe {
     }
     return super.transform(value, metadata);
   }
+}
+
+/** PostgreSQL text cannot hold U+0000, so it is refused up front rather than failing a write. */
+function pathOfNulCharacter(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const itemPath = path ? `${path}.${key}` : key;
+    if (key.includes('\u0000')) return itemPath;
+    const found = pathOfNulCharacter(item, itemPath);
+    if (found !== null) return found;
+  }
+  return null;
 }

@@ -1,0 +1,59 @@
+import { registerDecorator, ValidationOptions } from 'class-validator';
+
+/** Currencies ICU knows, i.e. ISO 4217 alpha codes. */
+const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
+
+export function IsCurrencyCode(options?: ValidationOptions) {
+  return custom('isCurrencyCode', (value) => typeof value === 'string' && CURRENCIES.has(value), {
+    message: '$property must be an upper-case ISO 4217 currency code, such as USD',
+    ...options,
+  });
+}
+
+/** An absolute https:// URL, or http:// to localhost for development; at most 2048 characters. */
+export function IsCallbackUrl(options?: ValidationOptions) {
+  return custom(
+    'isCallbackUrl',
+    (value) => {
+      if (typeof value !== 'string' || value.length > 2048) return false;
+      try {
+        const url = new URL(value);
+        if (url.username || url.password) return false;
+        return url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost');
+      } catch {
+        return false;
+      }
+    },
+    {
+      message: '$property must be an absolute https:// URL (or http://localhost) of at most 2048 characters',
+      ...options,
+    },
+  );
+}
+
+/** At most 20 keys of at most 40 characters, each with a string value of at most 500. */
+export function IsMetadata(options?: ValidationOptions) {
+  return custom(
+    'isMetadata',
+    (value) => {
+      if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+      const entries = Object.entries(value);
+      return (
+        entries.length <= 20 &&
+        entries.every(([key, item]) => key.length >= 1 && key.length <= 40 && typeof item === 'string' && item.length <= 500)
+      );
+    },
+    {
+      message: '$property must be an object of at most 20 keys (1-40 characters) with string values (at most 500 characters)',
+      ...options,
+    },
+  );
+}
+
+/** The merchant's own references: 1-64 characters of letters, digits, _ and -. */
+export const REFERENCE_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+function custom(name: string, validate: (value: unknown) => boolean, options: ValidationOptions) {
+  return (target: object, propertyName: string) =>
+    registerDecorator({ name, target: target.constructor, propertyName, options, validator: { validate } });
+}

@@ -1,0 +1,23 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * JSON with object keys sorted and no insignificant whitespace, so that two bodies that
+ * mean the same thing (key order, spacing) have one fingerprint.
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** SHA-256 of the body's canonical JSON; an absent body counts as {} (SPEC §7.2). */
+export function fingerprint(body: unknown): Buffer {
+  return createHash('sha256')
+    .update(canonicalJson(body ?? {}))
+    .digest();
+}

@@ -1,0 +1,30 @@
+import { DomainError } from '../common/errors/domain-error';
+
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
+// RFC 8941 sf-string: a quoted string whose only escapes are \" and \\.
+const SF_STRING = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
+
+/**
+ * The Idempotency-Key of a request, from its raw headers (so a header sent twice is seen,
+ * not silently joined). null when absent. The quoted form of the IETF draft names the
+ * same key as the bare value.
+ */
+export function parseIdempotencyKey(rawHeaders: string[]): string | null {
+  const values: string[] = [];
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    if (rawHeaders[i].toLowerCase() === 'idempotency-key') values.push(rawHeaders[i + 1]);
+  }
+  if (values.length === 0) return null;
+  if (values.length > 1) throw invalid('The Idempotency-Key header must be sent once.');
+  const quoted = SF_STRING.exec(values[0]);
+  const key = quoted ? quoted[1].replace(/\\(["\\])/g, '$1') : values[0];
+  if (!PRINTABLE_ASCII.test(key)) {
+    throw invalid('The Idempotency-Key must be 1 to 255 printable ASCII characters; a UUID v4 is recommended.');
+  }
+  return key;
+}
+
+function invalid(message: string): DomainError {
+  return new DomainError('idempotency_key_invalid', message, IDEMPOTENCY_KEY_HEADER);
+}

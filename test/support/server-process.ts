@@ -1,0 +1,40 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { freePort } from '../../src/database/embedded-postgres';
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  /** Resolves when the process has exited. */
+  exited: Promise<void>;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** The built server (`node dist/main.js`) as a real process, for kill and shutdown tests. */
+export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'main.js')], {
+    env: { ...process.env, LOG_LEVEL: 'info', PORT: String(port), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  await new Promise<void>((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      if (line.includes('Listening on')) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code} before listening: ${stderr}`)));
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    exited,
+    kill: async (signal = 'SIGKILL') => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
