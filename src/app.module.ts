@@ -6,6 +6,7 @@ import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { MerchantsModule } from './merchants/merchants.module';
 import { OrdersModule } from './orders/orders.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -25,6 +26,7 @@ export class AppModule {
         MerchantsModule,
         IdempotencyModule,
         OrdersModule,
+        WebhooksModule,
       ],
     };
   }

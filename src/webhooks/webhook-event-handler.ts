@@ -1,0 +1,26 @@
+import { Environment } from '../database/environment';
+import { WebhookEvent } from './webhook-event';
+
+export type EventStatus = 'processed' | 'rejected' | 'ignored';
+
+/** What applying an event did; recorded on its webhook_events row and answered. */
+export interface EventOutcome {
+  status: EventStatus;
+  reason: string | null;
+  merchantId?: string;
+  environment?: Environment;
+  orderId?: string;
+  refundId?: string;
+}
+
+/**
+ * Applies one kind of provider event inside the receiver's transaction, after the event
+ * row has been claimed. Throws resource_not_ready when what it refers to does not exist
+ * (yet), so that nothing is recorded and the provider's retry applies it later.
+ */
+export interface WebhookEventHandler {
+  readonly types: readonly string[];
+  apply(event: WebhookEvent, provider: string): Promise<EventOutcome>;
+}
+
+export const WEBHOOK_EVENT_HANDLERS = Symbol('WEBHOOK_EVENT_HANDLERS');

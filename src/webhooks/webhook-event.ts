@@ -1,0 +1,63 @@
+import secureJsonParse from 'secure-json-parse';
+import { DomainError } from '../common/errors/domain-error';
+import { pathOfNulCharacter } from '../common/validation/nul-character';
+
+/** A provider event as posted: `{id, type, created_at, data}` (SPEC §8). */
+export interface WebhookEvent {
+  id: string;
+  type: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Parses a body whose signature has been verified. Not JSON, empty, or not shaped like an
+ * event: refused, and nothing is recorded.
+ */
+export function parseWebhookEvent(raw: Buffer, webhookId: string): WebhookEvent {
+  if (raw.length === 0) throw new DomainError('invalid_json', 'The webhook body is empty.');
+  let body: unknown;
+  try {
+    body = secureJsonParse.parse(raw.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
+  } catch (error) {
+    throw new DomainError('invalid_json', `The webhook body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw invalid('The webhook body must be an event object.', null);
+  }
+  const event = body as Record<string, unknown>;
+  const nul = pathOfNulCharacter(event, '');
+  if (nul !== null) throw invalid(`${nul} must not contain the NUL character.`, nul);
+  for (const field of ['id', 'type', 'created_at'] as const) {
+    if (typeof event[field] !== 'string' || event[field] === '') {
+      throw invalid(`The event's ${field} must be a non-empty string.`, field);
+    }
+  }
+  if (typeof event.data !== 'object' || event.data === null || Array.isArray(event.data)) {
+    throw invalid("The event's data must be an object.", 'data');
+  }
+  if (event.id !== webhookId) throw invalid('The event id must equal the webhook-id header.', 'id');
+  return event as unknown as WebhookEvent;
+}
+
+/** Reads one required field of `data`, refusing the event when it is missing or mistyped. */
+export function field<T extends 'string' | 'integer'>(
+  event: WebhookEvent,
+  name: string,
+  kind: T,
+): T extends 'string' ? string : number {
+  const value = event.data[name];
+  const ok = kind === 'string' ? typeof value === 'string' && value !== '' : Number.isSafeInteger(value);
+  if (!ok) throw invalid(`data.${name} must be ${kind === 'string' ? 'a non-empty string' : 'an integer'}.`, `data.${name}`);
+  return value as T extends 'string' ? string : number;
+}
+
+/** A string field of `data` that may be absent. */
+export function optionalString(event: WebhookEvent, name: string): string | null {
+  const value = event.data[name];
+  return typeof value === 'string' ? value : null;
+}
+
+function invalid(message: string, param: string | null): DomainError {
+  return new DomainError('parameter_invalid', message, param);
+}

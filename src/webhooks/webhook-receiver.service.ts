@@ -1,0 +1,60 @@
+/**
+ * The webhook receiver (SPEC §8): exactly-once application of provider events.
+ *
+ * One transaction records the event (INSERT … ON CONFLICT (provider, event_id) DO NOTHING)
+ * and applies it. A second delivery of the same event, sequential or concurrent, finds
+ * the row (or waits for the first to commit) and changes nothing. If applying fails,
+ * or the order is not there yet, the transaction rolls back, event row included, so the
+ * provider's retry applies it later. Nothing here lives in process memory.
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import { Db } from '../database/db';
+import { WebhookEvent } from './webhook-event';
+import { EventOutcome, WEBHOOK_EVENT_HANDLERS, WebhookEventHandler } from './webhook-event-handler';
+
+export type ReceiveResult = { duplicate: true } | { duplicate: false; outcome: EventOutcome };
+
+@Injectable()
+export class WebhookReceiver {
+  private readonly handlers = new Map<string, WebhookEventHandler>();
+
+  constructor(
+    private readonly db: Db,
+    @Inject(WEBHOOK_EVENT_HANDLERS) handlers: WebhookEventHandler[],
+  ) {
+    for (const handler of handlers) for (const type of handler.types) this.handlers.set(type, handler);
+  }
+
+  receive(provider: string, event: WebhookEvent): Promise<ReceiveResult> {
+    return this.db.transaction(async () => {
+      const claimed = await this.db.one(
+        `INSERT INTO webhook_events (provider, event_id, type, status, payload)
+         VALUES ($1, $2, $3, 'ignored', $4)
+         ON CONFLICT ON CONSTRAINT webhook_events_pkey DO NOTHING
+         RETURNING 1`,
+        [provider, event.id, event.type, event],
+      );
+      if (!claimed) return { duplicate: true };
+      const handler = this.handlers.get(event.type);
+      const outcome: EventOutcome = handler
+        ? await handler.apply(event, provider)
+        : { status: 'ignored', reason: `unknown event type ${event.type}` };
+      await this.db.rows(
+        `UPDATE webhook_events
+            SET status = $3, reason = $4, merchant_id = $5, environment = $6, order_id = $7, refund_id = $8
+          WHERE provider = $1 AND event_id = $2`,
+        [
+          provider,
+          event.id,
+          outcome.status,
+          outcome.reason,
+          outcome.merchantId ?? null,
+          outcome.environment ?? null,
+          outcome.orderId ?? null,
+          outcome.refundId ?? null,
+        ],
+      );
+      return { duplicate: false, outcome };
+    });
+  }
+}

@@ -1,0 +1,43 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { DomainError } from '../common/errors/domain-error';
+
+const HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+
+/**
+ * Standard Webhooks verification over the raw body bytes, with the maintained verifier.
+ * Any of the provider's secrets may match (rotation). Returns the webhook id.
+ */
+export function verifyWebhookSignature(verifiers: readonly Webhook[], raw: Buffer, headers: IncomingHttpHeaders): string {
+  const signed: Record<string, string> = {};
+  for (const name of HEADERS) {
+    const value = headers[name];
+    if (typeof value !== 'string' || value === '') throw invalidSignature(`The ${name} header is missing.`);
+    signed[name] = value;
+  }
+  if (!/^\d{1,12}$/.test(signed['webhook-timestamp'])) {
+    throw invalidSignature('The webhook-timestamp header must be unix seconds.');
+  }
+  let reason = 'No signature matches.';
+  for (const verifier of verifiers) {
+    try {
+      verifier.verify(raw, signed, { jsonParse: false });
+      return signed['webhook-id'];
+    } catch (error) {
+      if (!(error instanceof WebhookVerificationError)) throw error;
+      reason = describe(error.message);
+    }
+  }
+  throw invalidSignature(reason);
+}
+
+function describe(message: string): string {
+  if (message.includes('too old') || message.includes('too new')) {
+    return 'The webhook-timestamp is more than 5 minutes away from our clock.';
+  }
+  return 'No v1 signature matches the body with any configured secret.';
+}
+
+function invalidSignature(message: string): DomainError {
+  return new DomainError('webhook_signature_invalid', message, null);
+}

@@ -1,0 +1,51 @@
+import { Controller, Inject, Param, Post, Req } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import type { FastifyRequest } from 'fastify';
+import { DomainError } from '../common/errors/domain-error';
+import { WithStatus } from '../common/http/api-response';
+import { addLogFields } from '../common/logging/request-logging';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { parseWebhookEvent } from './webhook-event';
+import { WebhookReceiver } from './webhook-receiver.service';
+import { verifyWebhookSignature } from './webhook-signature';
+
+/**
+ * Provider webhooks. No API key and no Idempotency-Key: the signature authenticates, the
+ * event id deduplicates. The body is verified as raw bytes before it is parsed.
+ */
+@ApiExcludeController()
+@Controller('v1/webhooks')
+export class WebhooksController {
+  constructor(
+    private readonly receiver: WebhookReceiver,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  @Post(':provider')
+  async receive(@Param('provider') provider: string, @Req() request: FastifyRequest) {
+    if (this.config.webhookSecrets.size === 0) {
+      throw new DomainError('webhooks_not_configured', 'No webhook secrets are configured (WEBHOOK_SECRETS).');
+    }
+    const verifiers = this.config.webhookSecrets.get(provider);
+    if (!verifiers) throw new DomainError('resource_missing', `No webhook provider named '${provider}'.`, 'provider');
+
+    const raw = request.rawBody ?? Buffer.alloc(0);
+    const webhookId = verifyWebhookSignature(verifiers, raw, request.headers);
+    const event = parseWebhookEvent(raw, webhookId);
+    const result = await this.receiver.receive(provider, event);
+
+    addLogFields(request, {
+      webhook_provider: provider,
+      webhook_event_id: event.id,
+      webhook_event_type: event.type,
+      webhook_outcome: result.duplicate ? 'duplicate' : result.outcome.status,
+    });
+    return new WithStatus(
+      200,
+      result.duplicate
+        ? { received: true, duplicate: true }
+        : { received: true, duplicate: false, status: result.outcome.status },
+    );
+  }
+}

@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
+import type { TestApp } from './test-app';
+
+export const SECRET = `whsec_${Buffer.from('kukopay-test-secret-number-one!!').toString('base64')}`;
+export const NEW_SECRET = `whsec_${Buffer.from('kukopay-test-secret-number-two!!').toString('base64')}`;
+export const WEBHOOK_ENV = { WEBHOOK_SECRETS: `kukopay=${SECRET}` };
+
+export function newEventId(): string {
+  return `evt_${randomBytes(12).toString('hex')}`;
+}
+
+export function paymentSucceeded(orderId: string, data: Record<string, unknown> = {}, id = newEventId()) {
+  return {
+    id,
+    type: 'payment.succeeded',
+    created_at: new Date().toISOString(),
+    data: { order_id: orderId, amount: 2990, currency: 'USD', provider_payment_id: `pay_${id}`, ...data },
+  };
+}
+
+export interface Delivery {
+  /** Sent as these exact bytes (UTF-8). */
+  body: string;
+  id?: string;
+  secret?: string;
+  /** Seconds to add to the current time in webhook-timestamp. */
+  skew?: number;
+  signature?: string;
+  provider?: string;
+  contentType?: string;
+  headers?: Record<string, string | undefined>;
+}
+
+/** Posts a body signed as a provider would (Standard Webhooks), over its exact bytes. */
+export function deliver(t: TestApp, delivery: Delivery) {
+  const raw = delivery.body;
+  const id = delivery.id ?? (JSON.parse(raw || '{}').id as string) ?? newEventId();
+  const timestamp = new Date(Date.now() + (delivery.skew ?? 0) * 1000);
+  const signature = delivery.signature ?? new Webhook(delivery.secret ?? SECRET).sign(id, timestamp, raw);
+  const headers: Record<string, string | undefined> = {
+    'Content-Type': delivery.contentType ?? 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
+    'webhook-signature': signature,
+    ...delivery.headers,
+  };
+  const request = t.http().post(`/v1/webhooks/${delivery.provider ?? 'kukopay'}`);
+  for (const [name, value] of Object.entries(headers)) if (value !== undefined) request.set(name, value);
+  return request.send(raw);
+}
+
+export function deliverEvent(t: TestApp, event: object, options: Omit<Delivery, 'body'> = {}) {
+  return deliver(t, { body: JSON.stringify(event), ...options });
+}
