@@ -6,6 +6,7 @@ import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { MerchantsModule } from './merchants/merchants.module';
 import { OrdersModule } from './orders/orders.module';
+import { RefundsModule } from './refunds/refunds.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 
 export interface AppModuleOptions {
@@ -26,6 +27,7 @@ export class AppModule {
         MerchantsModule,
         IdempotencyModule,
         OrdersModule,
+        RefundsModule,
         WebhooksModule,
       ],
     };

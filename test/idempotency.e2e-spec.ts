@@ -2,6 +2,7 @@ import request from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, orderBody, TestMerchant } from './support/factories';
+import { injectFault, waitForNoAdvisoryLocks } from './support/faults';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -213,13 +214,11 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
       const key = randomUUID();
       const body = orderBody();
       // A real database failure mid-request: the order insert kills its own connection.
-      await t.db.pool.query(`
-        CREATE OR REPLACE FUNCTION fail_order_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;
-          RETURN NEW;
-        END $$;
-        CREATE TRIGGER fail_order_insert BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION fail_order_insert();`);
+      const restore = await injectFault(
+        t.db.pool,
+        'orders',
+        `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_terminate_backend(pg_backend_pid()); END IF;`,
+      );
       try {
         const failed = await create(key, body);
         expect(failed.status).toBeGreaterThanOrEqual(500);
@@ -227,7 +226,7 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
         expect(await keyRows(key)).toEqual([]);
         expect(await countOrders(body.out_trade_no as string)).toBe(0);
       } finally {
-        await t.db.pool.query('DROP TRIGGER fail_order_insert ON orders; DROP FUNCTION fail_order_insert();');
+        await restore();
       }
       const retried = await create(key, body);
       expectSuccess(retried, 201);
@@ -345,41 +344,30 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
     it('retries a transaction PostgreSQL aborted as a deadlock instead of answering 500', async () => {
       const [a, b] = [orderBody(), orderBody()];
       // Two inserts that take two locks in opposite orders: PostgreSQL aborts one (40P01).
-      await t.db.pool.query(`
-        CREATE FUNCTION crossed_locks() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF NEW.out_trade_no = '${a.out_trade_no}' THEN
-            PERFORM pg_advisory_xact_lock(4242001); PERFORM pg_sleep(0.3); PERFORM pg_advisory_xact_lock(4242002);
-          ELSIF NEW.out_trade_no = '${b.out_trade_no}' THEN
-            PERFORM pg_advisory_xact_lock(4242002); PERFORM pg_sleep(0.3); PERFORM pg_advisory_xact_lock(4242001);
-          END IF;
-          RETURN NEW;
-        END $$;
-        CREATE TRIGGER crossed_locks BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION crossed_locks();`);
+      const restore = await injectFault(
+        t.db.pool,
+        'orders',
+        `IF NEW.out_trade_no = '${a.out_trade_no}' THEN
+           PERFORM pg_advisory_xact_lock(4242001); PERFORM pg_sleep(0.3); PERFORM pg_advisory_xact_lock(4242002);
+         ELSIF NEW.out_trade_no = '${b.out_trade_no}' THEN
+           PERFORM pg_advisory_xact_lock(4242002); PERFORM pg_sleep(0.3); PERFORM pg_advisory_xact_lock(4242001);
+         END IF;`,
+      );
       try {
         const responses = await Promise.all([create(randomUUID(), a), create(null, b)]);
         expect(responses.map((r) => r.status)).toEqual([201, 201]);
         expect(await countOrders(a.out_trade_no as string)).toBe(1);
         expect(await countOrders(b.out_trade_no as string)).toBe(1);
       } finally {
-        await t.db.pool.query('DROP TRIGGER crossed_locks ON orders; DROP FUNCTION crossed_locks();');
+        await restore();
       }
     });
   });
 
   describe('crashes and disconnects', () => {
     /** Makes inserts of one out_trade_no take `seconds`, so a request can be caught mid-way. */
-    const slowInsert = async (outTradeNo: string, seconds: number) => {
-      const name = `slow_${outTradeNo.replace(/\W/g, '_')}`.toLowerCase();
-      await t.db.pool.query(`
-        CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF NEW.out_trade_no = '${outTradeNo}' THEN PERFORM pg_sleep(${seconds}); END IF;
-          RETURN NEW;
-        END $$;
-        CREATE TRIGGER ${name} BEFORE INSERT ON orders FOR EACH ROW EXECUTE FUNCTION ${name}();`);
-      return () => t.db.pool.query(`DROP TRIGGER ${name} ON orders; DROP FUNCTION ${name}();`);
-    };
+    const slowInsert = (outTradeNo: string, seconds: number) =>
+      injectFault(t.db.pool, 'orders', `IF NEW.out_trade_no = '${outTradeNo}' THEN PERFORM pg_sleep(${seconds}); END IF;`);
 
     it('completes and commits a request whose client went away; the retry gets the replay', async () => {
       const key = randomUUID();
@@ -418,15 +406,7 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
         await server.kill('SIGKILL');
         expect(await pending).toBe('connection lost');
         // Wait for PostgreSQL to notice the dead client and roll its transaction back.
-        await waitFor(
-          async () =>
-            (
-              await t.db.pool.query(
-                `SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
-                    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-              )
-            ).rowCount === 0,
-        );
+        await waitForNoAdvisoryLocks(t.db.pool);
         const orders = await countOrders(body.out_trade_no as string);
         const keys = (await keyRows(key)).length;
         expect([orders, keys]).toEqual([0, 0]);
@@ -442,10 +422,3 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
   });
 });
 
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

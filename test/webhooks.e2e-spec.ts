@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, TestMerchant } from './support/factories';
+import { injectFault } from './support/faults';
 import { startTestApp, TestApp } from './support/test-app';
 import {
   deliver,
@@ -266,10 +267,7 @@ describe('the webhook receiver (SPEC §8)', () => {
     it('rolls everything back, event row included, when applying fails; the retry processes it', async () => {
       const order = await createOrder(t, merchant.testKey);
       const event = paymentSucceeded(order.id);
-      await t.db.pool.query(`
-        CREATE FUNCTION fail_fulfilment() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'disk full' USING ERRCODE = '53100'; END $$;
-        CREATE TRIGGER fail_fulfilment BEFORE INSERT ON fulfillments FOR EACH ROW EXECUTE FUNCTION fail_fulfilment();`);
+      const restore = await injectFault(t.db.pool, 'fulfillments', `RAISE EXCEPTION 'disk full' USING ERRCODE = '53100';`);
       try {
         const failed = await deliverEvent(t, event);
         expect(failed.status).toBeGreaterThanOrEqual(500);
@@ -278,7 +276,7 @@ describe('the webhook receiver (SPEC §8)', () => {
         expect(await eventRows(event.id)).toEqual([]);
         expect((await orderRow(order.id)).status).toBe('pending');
       } finally {
-        await t.db.pool.query('DROP TRIGGER fail_fulfilment ON fulfillments; DROP FUNCTION fail_fulfilment();');
+        await restore();
       }
       expect((await deliverEvent(t, event)).body.data).toEqual({ received: true, duplicate: false, status: 'processed' });
       expect(await fulfillments(order.id)).toHaveLength(1);

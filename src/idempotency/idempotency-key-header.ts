@@ -1,6 +1,13 @@
 import { DomainError } from '../common/errors/domain-error';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+
+/** The header as the OpenAPI document describes it on every POST it applies to. */
+export const IDEMPOTENCY_KEY_DOC = {
+  name: IDEMPOTENCY_KEY_HEADER,
+  required: false,
+  description: 'Makes the request safe to retry for 24 hours (UUID v4 recommended). See docs/idempotency.md.',
+};
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 // RFC 8941 sf-string: a quoted string whose only escapes are \" and \\.
 const SF_STRING = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;

@@ -3,16 +3,11 @@ import { ApiHeader, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard } from '../common/auth/api-key.guard';
 import { Auth, RequestAuth } from '../common/auth/request-auth';
 import { Page, WithStatus } from '../common/http/api-response';
+import { IDEMPOTENCY_KEY_DOC } from '../idempotency/idempotency-key-header';
 import { CreateOrderDto } from './dto/create-order.dto';
 import { ListOrdersQuery } from './dto/list-orders.query';
 import { OrderObject } from './order';
 import { OrdersService } from './orders.service';
-
-const IDEMPOTENCY_KEY_DOC = {
-  name: 'Idempotency-Key',
-  required: false,
-  description: 'Makes the request safe to retry for 24 hours (UUID v4 recommended). See docs/idempotency.md.',
-};
 
 @ApiTags('orders')
 @ApiSecurity('api-key')

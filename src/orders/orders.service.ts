@@ -3,9 +3,9 @@ import { RequestAuth } from '../common/auth/request-auth';
 import { DomainError, notFound } from '../common/errors/domain-error';
 import { Page } from '../common/http/api-response';
 import { newId } from '../common/ids';
+import { keysetPage, PageQuery } from '../common/pagination';
 import { Db } from '../database/db';
 import { CreateOrderDto } from './dto/create-order.dto';
-import { ListOrdersQuery } from './dto/list-orders.query';
 import { ORDER_COLUMNS, OrderObject, OrderRow, toOrderObject } from './order';
 
 export interface CreatedOrder {
@@ -74,27 +74,16 @@ export class OrdersService {
   }
 
   /** Newest first; `starting_after` is the last id of the previous page. */
-  async list(auth: RequestAuth, query: ListOrdersQuery): Promise<Page<OrderObject>> {
-    const limit = query.limit ?? 10;
-    const params: unknown[] = [auth.merchantId, auth.environment, limit + 1];
-    let after = '';
-    if (query.starting_after) {
-      const cursor = await this.db.one<{ created_at: Date; id: string }>(
-        'SELECT created_at, id FROM orders WHERE id = $1 AND merchant_id = $2 AND environment = $3',
-        [query.starting_after, auth.merchantId, auth.environment],
-      );
-      if (!cursor) throw notFound('order', query.starting_after, 'starting_after');
-      params.push(cursor.created_at, cursor.id);
-      after = 'AND (created_at, id) < ($4, $5)';
-    }
-    const rows = await this.db.rows<OrderRow>(
-      `SELECT ${ORDER_COLUMNS} FROM orders
-        WHERE merchant_id = $1 AND environment = $2 ${after}
-        ORDER BY created_at DESC, id DESC
-        LIMIT $3`,
-      params,
-    );
-    return new Page(rows.slice(0, limit).map(toOrderObject), rows.length > limit);
+  list(auth: RequestAuth, page: PageQuery): Promise<Page<OrderObject>> {
+    return keysetPage(this.db, {
+      table: 'orders',
+      columns: ORDER_COLUMNS,
+      where: 'merchant_id = $1 AND environment = $2',
+      params: [auth.merchantId, auth.environment],
+      page,
+      object: 'order',
+      map: toOrderObject,
+    });
   }
 
   /** pending → closed; any other status is refused and left unchanged. */

@@ -1,3 +1,4 @@
+import { deliverEvent, paymentSucceeded } from './webhooks';
 import { ADMIN_TOKEN, TestApp } from './test-app';
 
 export interface TestMerchant {
@@ -34,4 +35,12 @@ export function orderBody(overrides: Record<string, unknown> = {}): Record<strin
 export async function createOrder(t: TestApp, key: string, overrides: Record<string, unknown> = {}) {
   const response = await t.http().post('/v1/orders').set('X-Api-Key', key).send(orderBody(overrides)).expect(201);
   return response.body.data as { id: string; out_trade_no: string; amount: number; status: string };
+}
+
+/** An order paid through a signed payment.succeeded webhook (the app needs WEBHOOK_ENV). */
+export async function createPaidOrder(t: TestApp, key: string, overrides: Record<string, unknown> = {}) {
+  const order = await createOrder(t, key, overrides);
+  const response = await deliverEvent(t, paymentSucceeded(order.id, { amount: order.amount, currency: (overrides.currency as string) ?? 'USD' }));
+  if (response.body.data?.status !== 'processed') throw new Error(`payment not processed: ${response.text}`);
+  return { ...order, status: 'paid' };
 }

@@ -1,0 +1,34 @@
+import type { Pool } from 'pg';
+
+/**
+ * Installs a BEFORE INSERT trigger whose PL/pgSQL `body` runs for each new row (as NEW),
+ * to inject real database faults: a slow statement, a lost connection, an error, a
+ * deadlock. Returns the function that removes it.
+ */
+export async function injectFault(pool: Pool, table: string, body: string): Promise<() => Promise<void>> {
+  const name = `fault_${Math.random().toString(36).slice(2, 10)}`;
+  await pool.query(`
+    CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      ${body}
+      RETURN NEW;
+    END $$;
+    CREATE TRIGGER ${name} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION ${name}();`);
+  return async () => {
+    await pool.query(`DROP TRIGGER ${name} ON ${table}; DROP FUNCTION ${name}();`);
+  };
+}
+
+/** Waits until no advisory lock is held in the pool's database (a killed request's transaction is gone). */
+export async function waitForNoAdvisoryLocks(pool: Pool, timeoutMs = 10000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rowCount } = await pool.query(
+      `SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
+    if (rowCount === 0) return;
+    if (Date.now() > deadline) throw new Error('advisory locks still held');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
