@@ -2,7 +2,7 @@ import request from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, orderBody, TestMerchant } from './support/factories';
-import { injectFault, waitForNoAdvisoryLocks } from './support/faults';
+import { injectFault, waitForAnAdvisoryLock, waitForNoAdvisoryLocks } from './support/faults';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -372,12 +372,17 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
     it('completes and commits a request whose client went away; the retry gets the replay', async () => {
       const key = randomUUID();
       const body = orderBody();
-      const restore = await slowInsert(body.out_trade_no as string, 0.5);
+      const restore = await slowInsert(body.out_trade_no as string, 1);
       try {
-        await expect(create(key, body).timeout(100)).rejects.toThrow(/Timeout/);
+        // supertest sends on then(); the client gives up after 100 ms.
+        const gaveUp = create(key, body)
+          .timeout(100)
+          .then(() => 'answered', (error: Error) => error.message);
+        await waitForAnAdvisoryLock(t.db.pool);
+        expect(await gaveUp).toMatch(/Timeout/);
         // The first request is still running: its key is held.
         expectError(await create(key, body), 409, 'idempotency_in_progress', 'Idempotency-Key');
-        await new Promise((resolve) => setTimeout(resolve, 800));
+        await waitForNoAdvisoryLocks(t.db.pool);
         const retry = await create(key, body);
         expect(retry.status).toBe(201);
         expect(retry.headers['idempotent-replayed']).toBe('true');
@@ -402,7 +407,8 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
             (r) => r.status,
             () => 'connection lost',
           );
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // Kill it while the request holds its key, mid-transaction.
+        await waitForAnAdvisoryLock(t.db.pool);
         await server.kill('SIGKILL');
         expect(await pending).toBe('connection lost');
         // Wait for PostgreSQL to notice the dead client and roll its transaction back.

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { expectError, expectSuccess } from './support/expect-error';
-import { injectFault, waitForNoAdvisoryLocks } from './support/faults';
+import { injectFault, waitForAnAdvisoryLock, waitForNoAdvisoryLocks } from './support/faults';
 import { startServerProcess } from './support/server-process';
 import { createMerchant, createOrder, createPaidOrder, TestMerchant } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
@@ -227,7 +227,8 @@ describe('partial refunds (SPEC §6)', () => {
           .set('Idempotency-Key', key)
           .send(body)
           .then((r) => r.status, () => 'connection lost');
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // Kill it while the request holds its key, mid-transaction.
+        await waitForAnAdvisoryLock(t.db.pool);
         await server.kill('SIGKILL');
         expect(await pending).toBe('connection lost');
         await waitForNoAdvisoryLocks(t.db.pool);

@@ -20,15 +20,24 @@ export async function injectFault(pool: Pool, table: string, body: string): Prom
 }
 
 /** Waits until no advisory lock is held in the pool's database (a killed request's transaction is gone). */
-export async function waitForNoAdvisoryLocks(pool: Pool, timeoutMs = 10000): Promise<void> {
+export function waitForNoAdvisoryLocks(pool: Pool): Promise<void> {
+  return waitForAdvisoryLocks(pool, false);
+}
+
+/** Waits until a request holds an Idempotency-Key lock in the pool's database. */
+export function waitForAnAdvisoryLock(pool: Pool): Promise<void> {
+  return waitForAdvisoryLocks(pool, true);
+}
+
+async function waitForAdvisoryLocks(pool: Pool, held: boolean, timeoutMs = 10000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rowCount } = await pool.query(
-      `SELECT 1 FROM pg_locks WHERE locktype = 'advisory'
+      `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
     );
-    if (rowCount === 0) return;
-    if (Date.now() > deadline) throw new Error('advisory locks still held');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    if ((rowCount ?? 0) > 0 === held) return;
+    if (Date.now() > deadline) throw new Error(held ? 'no advisory lock was taken' : 'advisory locks still held');
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
