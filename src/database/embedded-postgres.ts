@@ -16,6 +16,8 @@ export interface EmbeddedDatabase {
   url: string;
   /** Stops the server if this process started it. */
   stop(): Promise<void>;
+  /** Stops and starts the server again on the same data and port (crash tests). */
+  restart(): Promise<void>;
 }
 
 export interface EmbeddedOptions {
@@ -23,8 +25,6 @@ export interface EmbeddedOptions {
   dir: string;
   /** Tests trade durability for speed; `npm start` keeps PostgreSQL's defaults. */
   durable: boolean;
-  /** Remove the cluster on stop (tests). */
-  temporary?: boolean;
   port?: number;
   log?: (line: string) => void;
 }
@@ -42,7 +42,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const running = await runningPort(dataDir);
   if (running !== null) {
     log(`reusing the PostgreSQL already running on port ${running}`);
-    return { url: urlFor(password, running), stop: async () => undefined };
+    const notOurs = async () => undefined;
+    return { url: urlFor(password, running), stop: notOurs, restart: notOurs };
   }
 
   const port = options.port ?? (await freePort());
@@ -53,7 +54,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     user: USER,
     password,
     authMethod: 'scram-sha-256',
-    persistent: !options.temporary,
+    // The data directory is never deleted here; throw-away clusters remove it themselves.
+    persistent: true,
     createPostgresUser: isRoot(),
     initdbFlags: ['--encoding=UTF8', ...(options.durable ? [] : ['--no-sync'])],
     postgresFlags: [
@@ -72,7 +74,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
   await server.start();
   await ensureDatabase(password, port);
-  return { url: urlFor(password, port), stop: () => server.stop() };
+  return {
+    url: urlFor(password, port),
+    stop: () => server.stop(),
+    restart: async () => {
+      await server.stop();
+      await server.start();
+    },
+  };
 }
 
 function urlFor(password: string, port: number): string {

@@ -16,7 +16,7 @@ export function testClustersRoot(): string {
 export async function startTestCluster(label = 'cluster'): Promise<EmbeddedDatabase & { dir: string }> {
   await removeOrphanedClusters();
   const dir = join(testClustersRoot(), `${process.pid}-${label}-${randomBytes(4).toString('hex')}`);
-  const database = await startEmbeddedPostgres({ dir, durable: false, temporary: true });
+  const database = await startEmbeddedPostgres({ dir, durable: false });
   return {
     ...database,
     dir,

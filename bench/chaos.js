@@ -1,0 +1,200 @@
+#!/usr/bin/env node
+/**
+ * npm run chaos: proves that the Idempotency-Key layer alone loses and duplicates nothing
+ * while the server is killed (SIGKILL) again and again and PostgreSQL is restarted.
+ *
+ * It starts its own PostgreSQL and server, pays one large order, then runs refund
+ * operations of amount 1 in test mode WITHOUT out_refund_no: only the key protects them.
+ * Workers retry each operation with its one key and one body (backoff on 409, 5xx and
+ * connection errors) while the harness kills and restarts the server about every second
+ * and restarts PostgreSQL. At the end it checks from the database that every operation
+ * produced exactly one refund, stored under its key, and that amount_refunded adds up.
+ *
+ *   node bench/chaos.js [--operations 300] [--workers 8] [--kills 10] [--db-restarts 1]
+ *
+ * Prints the figures and the verdict; exits non-zero on any loss or duplicate. Needs a
+ * build (npm run chaos builds first). Everything it starts is stopped at the end.
+ */
+const { randomUUID } = require('node:crypto');
+const { Client } = require('pg');
+const { Webhook } = require('standardwebhooks');
+const { startTestCluster } = require('../dist/database/test-clusters.js');
+const { freePort } = require('../dist/database/embedded-postgres.js');
+const { startServer } = require('./chaos/server.js');
+
+const SECRET = `whsec_${Buffer.from('chaos-harness-webhook-secret-0001').toString('base64')}`;
+const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
+const LIMIT_MS = 10 * 60 * 1000;
+
+function parseOptions(argv) {
+  const options = { operations: 300, workers: 8, kills: 10, 'db-restarts': 1 };
+  for (let i = 0; i < argv.length; i += 2) {
+    const name = argv[i].replace(/^--/, '');
+    if (!(name in options) || !/^\d+$/.test(argv[i + 1] ?? '')) throw new Error(`bad option ${argv[i]} ${argv[i + 1] ?? ''}`);
+    options[name] = Number(argv[i + 1]);
+  }
+  return { operations: options.operations, workers: options.workers, kills: options.kills, dbRestarts: options['db-restarts'] };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function main() {
+  const options = parseOptions(process.argv.slice(2));
+  const started = Date.now();
+  const cluster = await startTestCluster('chaos');
+  const port = await freePort();
+  const env = { DATABASE_URL: cluster.url, PORT: String(port), ADMIN_TOKEN, WEBHOOK_SECRETS: `kukopay=${SECRET}`, LOG_LEVEL: 'warn' };
+  let server = await startServer(env);
+  const stats = { kills: 0, dbRestarts: 0, attempts: 0, replays: 0, retried: { 409: 0, '5xx': 0, connection: 0 } };
+  try {
+    const { key, orderId } = await setUp(server.url, options.operations * 10);
+    const operations = Array.from({ length: options.operations }, () => ({ key: randomUUID(), refundId: null, failure: null }));
+    let done = 0;
+    const body = JSON.stringify({ order_id: orderId, amount: 1 });
+
+    const runOperation = async (op) => {
+      for (let attempt = 0; Date.now() - started < LIMIT_MS; attempt++) {
+        stats.attempts++;
+        try {
+          const response = await fetch(`${server.url}/v1/refunds`, {
+            method: 'POST',
+            headers: { 'X-Api-Key': key, 'Idempotency-Key': op.key, 'Content-Type': 'application/json' },
+            body,
+            signal: AbortSignal.timeout(15000),
+          });
+          const text = await response.text();
+          if (response.status === 201) {
+            op.refundId = JSON.parse(text).data.id;
+            if (response.headers.get('idempotent-replayed') === 'true') stats.replays++;
+            return;
+          }
+          if (response.status !== 409 && response.status < 500) {
+            op.failure = `${response.status} ${text}`;
+            return;
+          }
+          stats.retried[response.status === 409 ? 409 : '5xx']++;
+        } catch {
+          stats.retried.connection++;
+        }
+        await sleep(Math.min(50 * 2 ** Math.min(attempt, 4), 800) * (0.5 + Math.random()));
+      }
+      op.failure = 'gave up: time limit';
+    };
+
+    const queue = [...operations];
+    const workers = Array.from({ length: options.workers }, async () => {
+      for (let op = queue.shift(); op; op = queue.shift()) {
+        await runOperation(op);
+        done++;
+      }
+    });
+
+    // Kill about every second, and at least options.kills times, spread over the run;
+    // restart PostgreSQL in the middle.
+    const chaos = (async () => {
+      const perKill = options.operations / (options.kills + 1);
+      let lastKill = Date.now();
+      while (done < options.operations && Date.now() - started < LIMIT_MS) {
+        await sleep(50);
+        if (stats.dbRestarts < options.dbRestarts && done >= options.operations / 2) {
+          await cluster.restart();
+          stats.dbRestarts++;
+        }
+        const due = Date.now() - lastKill > 700 + Math.random() * 600 || done >= perKill * (stats.kills + 1);
+        if (due && done < options.operations) {
+          await server.kill('SIGKILL');
+          stats.kills++;
+          server = await startServer(env);
+          lastKill = Date.now();
+        }
+      }
+    })();
+
+    await Promise.all(workers);
+    await chaos;
+    const verdict = await verify(cluster.url, orderId, operations);
+    const result = { ...options, ...stats, ...verdict, durationSeconds: Math.round((Date.now() - started) / 100) / 10 };
+    report(result);
+    process.exitCode = result.ok ? 0 : 1;
+  } finally {
+    await server.kill('SIGTERM');
+    await cluster.stop();
+  }
+}
+
+/** A merchant, and one paid order large enough that refunds never run out. */
+async function setUp(url, amount) {
+  const post = async (path, headers, body) => {
+    const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${path}: ${response.status} ${text}`);
+    return JSON.parse(text).data;
+  };
+  const merchant = await post('/v1/admin/merchants', { Authorization: `Bearer ${ADMIN_TOKEN}` }, JSON.stringify({ name: 'Chaos' }));
+  const key = merchant.api_keys.test;
+  const order = await post('/v1/orders', { 'X-Api-Key': key }, JSON.stringify({ out_trade_no: 'CHAOS_ORDER', amount, currency: 'USD', subject: 'Chaos' }));
+  const eventId = `evt_${randomUUID()}`;
+  const event = JSON.stringify({ id: eventId, type: 'payment.succeeded', created_at: new Date().toISOString(), data: { order_id: order.id, amount, currency: 'USD', provider_payment_id: 'pay_chaos' } });
+  const now = new Date();
+  const paid = await post('/v1/webhooks/kukopay', {
+    'webhook-id': eventId,
+    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+    'webhook-signature': new Webhook(SECRET).sign(eventId, now, event),
+  }, event);
+  if (paid.status !== 'processed') throw new Error(`payment not processed: ${JSON.stringify(paid)}`);
+  return { key, orderId: order.id };
+}
+
+/** What the database says: one refund per operation, stored under its key, and the sum. */
+async function verify(url, orderId, operations) {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const refunds = (await client.query('SELECT id, amount FROM refunds WHERE order_id = $1', [orderId])).rows;
+    const keys = (await client.query('SELECT key, response_status, response_body FROM idempotency_keys WHERE key = ANY($1)', [operations.map((op) => op.key)])).rows;
+    const [order] = (await client.query('SELECT amount_refunded FROM orders WHERE id = $1', [orderId])).rows;
+    const storedRefund = new Map(keys.map((row) => [row.key, row.response_status === 201 ? JSON.parse(row.response_body).data.id : null]));
+    const refundIds = new Set(refunds.map((row) => row.id));
+    const failed = operations.filter((op) => op.failure !== null);
+    const answeredIds = new Set(operations.map((op) => op.refundId).filter(Boolean));
+    const lost = operations.filter((op) => !op.refundId || !refundIds.has(op.refundId) || storedRefund.get(op.key) !== op.refundId);
+    const duplicated = refunds.length - answeredIds.size;
+    const ok =
+      failed.length === 0 &&
+      lost.length === 0 &&
+      duplicated === 0 &&
+      refunds.length === operations.length &&
+      Number(order.amount_refunded) === operations.length;
+    return {
+      ok,
+      refunds: refunds.length,
+      amountRefunded: Number(order.amount_refunded),
+      failed: failed.length,
+      lost: lost.length,
+      duplicated,
+      firstFailure: failed[0]?.failure ?? null,
+    };
+  } finally {
+    await client.end();
+  }
+}
+
+function report(result) {
+  const lines = [
+    `operations      ${result.operations} refunds of 1, ${result.workers} workers, Idempotency-Key only`,
+    `server kills    ${result.kills} (SIGKILL, then restart)`,
+    `db restarts     ${result.dbRestarts}`,
+    `attempts        ${result.attempts} (retried: ${result.retried[409]} × 409, ${result.retried['5xx']} × 5xx, ${result.retried.connection} × connection error)`,
+    `replays         ${result.replays}`,
+    `duration        ${result.durationSeconds} s`,
+    `in the database ${result.refunds} refunds, amount_refunded ${result.amountRefunded}`,
+    `lost ${result.lost}, duplicated ${result.duplicated}, failed ${result.failed}${result.firstFailure ? ` (first: ${result.firstFailure})` : ''}`,
+    `verdict         ${result.ok ? 'PASS: every operation produced exactly one refund' : 'FAIL'}`,
+  ];
+  process.stdout.write(`${lines.join('\n')}\nCHAOS_RESULT ${JSON.stringify(result)}\n`);
+}
+
+main().catch((error) => {
+  process.stderr.write(`chaos: ${error.stack ?? error.message}\n`);
+  process.exit(2);
+});
