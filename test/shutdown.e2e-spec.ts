@@ -1,0 +1,44 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { createMerchant, orderBody } from './support/factories';
+import { injectFault, waitForAnAdvisoryLock } from './support/faults';
+import { startServerProcess } from './support/server-process';
+import { startTestApp, TestApp } from './support/test-app';
+
+describe('graceful shutdown (SPEC §10)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('on SIGTERM finishes the request in flight, then exits 0 and accepts nothing more', async () => {
+    const { testKey } = await createMerchant(t);
+    const body = orderBody();
+    const restore = await injectFault(t.db.pool, 'orders', `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(1); END IF;`);
+    const server = await startServerProcess({ DATABASE_URL: t.db.url });
+    try {
+      const inFlight = request(server.url)
+        .post('/v1/orders')
+        .set('X-Api-Key', testKey)
+        .set('Idempotency-Key', randomUUID())
+        .send(body)
+        .then((r) => r.status, (error: Error) => error.message);
+      await waitForAnAdvisoryLock(t.db.pool);
+      server.child.kill('SIGTERM');
+
+      expect(await inFlight).toBe(201);
+      const code = await new Promise<number | null>((resolve) =>
+        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
+      );
+      expect(code).toBe(0);
+      await expect(request(server.url).get('/health')).rejects.toThrow(/ECONNREFUSED/);
+      const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [body.out_trade_no]);
+      expect(rows).toHaveLength(1);
+    } finally {
+      await server.kill();
+      await restore();
+    }
+  });
+});
