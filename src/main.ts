@@ -6,6 +6,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
+import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { ConfigError, loadConfig } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { resolveDatabase } from './database/resolve-database';
@@ -17,6 +18,8 @@ let embedded: EmbeddedDatabase | null = null;
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // From here on every message, Nest's included, is a pino JSON line.
+  Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel)));
   const database = await resolveDatabase(config, (line) => logger.log(line));
   embedded = database.embedded;
   const app = await createApp({ config, databaseUrl: database.url });
