@@ -1,9 +1,8 @@
-import request from 'supertest';
+import type { Test } from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, orderBody, TestMerchant } from './support/factories';
-import { injectFault, waitForAnAdvisoryLock, waitForNoAdvisoryLocks } from './support/faults';
-import { startServerProcess } from './support/server-process';
+import { injectFault, killServerMidRequest, waitForAnAdvisoryLock, waitForNoAdvisoryLocks } from './support/faults';
 import { startTestApp, TestApp } from './support/test-app';
 
 describe('the Idempotency-Key layer (SPEC §7)', () => {
@@ -172,7 +171,7 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
     });
 
     it('does not store answers that are not the request’s own result', async () => {
-      const cases: [string, () => request.Test, number, string][] = [
+      const cases: [string, () => Test, number, string][] = [
         ['no api key', () => t.http().post('/v1/orders').set('Idempotency-Key', 'nostore-401').send(orderBody()), 401, 'api_key_missing'],
         ['bad json', () => t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', 'nostore-json').set('Content-Type', 'application/json').send('{'), 400, 'invalid_json'],
         ['wrong type', () => t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', 'nostore-415').set('Content-Type', 'text/plain').send('x'), 415, 'unsupported_media_type'],
@@ -396,28 +395,19 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
       const key = randomUUID();
       const body = orderBody();
       const restore = await slowInsert(body.out_trade_no as string, 1);
-      const server = await startServerProcess({ DATABASE_URL: t.db.url });
       try {
-        const pending = request(server.url)
-          .post('/v1/orders')
-          .set('X-Api-Key', merchant.testKey)
-          .set('Idempotency-Key', key)
-          .send(body)
-          .then(
-            (r) => r.status,
-            () => 'connection lost',
-          );
-        // Kill it while the request holds its key, mid-transaction.
-        await waitForAnAdvisoryLock(t.db.pool);
-        await server.kill('SIGKILL');
-        expect(await pending).toBe('connection lost');
-        // Wait for PostgreSQL to notice the dead client and roll its transaction back.
-        await waitForNoAdvisoryLocks(t.db.pool);
+        await killServerMidRequest({
+          pool: t.db.pool,
+          env: { DATABASE_URL: t.db.url },
+          path: '/v1/orders',
+          apiKey: merchant.testKey,
+          idempotencyKey: key,
+          body,
+        });
         const orders = await countOrders(body.out_trade_no as string);
         const keys = (await keyRows(key)).length;
         expect([orders, keys]).toEqual([0, 0]);
       } finally {
-        await server.kill();
         await restore();
       }
       const retried = await create(key, body);

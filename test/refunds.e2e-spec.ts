@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import request from 'supertest';
 import { expectError, expectSuccess } from './support/expect-error';
-import { injectFault, waitForAnAdvisoryLock, waitForNoAdvisoryLocks } from './support/faults';
-import { startServerProcess } from './support/server-process';
+import { injectFault, killServerMidRequest } from './support/faults';
 import { createMerchant, createOrder, createPaidOrder, TestMerchant } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
 import { deliverEvent, newEventId, WEBHOOK_ENV } from './support/webhooks';
@@ -219,25 +217,20 @@ describe('partial refunds (SPEC §6)', () => {
       const key = randomUUID();
       const body = { order_id: paid.id, amount: 1 };
       const restore = await injectFault(t.db.pool, 'refunds', `IF NEW.order_id = '${paid.id}' THEN PERFORM pg_sleep(1); END IF;`);
-      const server = await startServerProcess({ DATABASE_URL: t.db.url, ...WEBHOOK_ENV });
       try {
-        const pending = request(server.url)
-          .post('/v1/refunds')
-          .set('X-Api-Key', merchant.testKey)
-          .set('Idempotency-Key', key)
-          .send(body)
-          .then((r) => r.status, () => 'connection lost');
-        // Kill it while the request holds its key, mid-transaction.
-        await waitForAnAdvisoryLock(t.db.pool);
-        await server.kill('SIGKILL');
-        expect(await pending).toBe('connection lost');
-        await waitForNoAdvisoryLocks(t.db.pool);
+        await killServerMidRequest({
+          pool: t.db.pool,
+          env: { DATABASE_URL: t.db.url, ...WEBHOOK_ENV },
+          path: '/v1/refunds',
+          apiKey: merchant.testKey,
+          idempotencyKey: key,
+          body,
+        });
         const refunds = await t.db.pool.query('SELECT 1 FROM refunds WHERE order_id = $1', [paid.id]);
         const keys = await t.db.pool.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
         expect([refunds.rowCount, keys.rowCount]).toEqual([0, 0]);
         expect(await order(paid.id)).toMatchObject({ amount_refunded: 0, status: 'paid' });
       } finally {
-        await server.kill();
         await restore();
       }
       expectSuccess(await refund(body).set('Idempotency-Key', key), 201);

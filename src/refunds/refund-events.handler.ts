@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { DomainError } from '../common/errors/domain-error';
 import { Db } from '../database/db';
 import { Environment } from '../database/environment';
 import { field, optionalString, WebhookEvent } from '../webhooks/webhook-event';
-import { EventOutcome, WebhookEventHandler } from '../webhooks/webhook-event-handler';
+import { EventOutcome, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
 import { RefundStatus } from './refund';
 
 interface SettlingRefund {
@@ -66,14 +65,7 @@ export class RefundEventsHandler implements WebhookEventHandler {
           [refundId],
         )
       : null;
-    if (!refund) {
-      throw new DomainError(
-        'resource_not_ready',
-        `Refund ${refundId} does not exist (yet); nothing was recorded, retry later.`,
-        'data.refund_id',
-        { 'Retry-After': '5' },
-      );
-    }
+    if (!refund) throw notReady('Refund', refundId, 'data.refund_id');
     return refund;
   }
 }

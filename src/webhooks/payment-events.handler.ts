@@ -1,11 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { DomainError } from '../common/errors/domain-error';
 import { newId } from '../common/ids';
 import { Db } from '../database/db';
 import { Environment } from '../database/environment';
 import { money, OrderStatus } from '../orders/order';
 import { field, optionalString, WebhookEvent } from './webhook-event';
-import { EventOutcome, WebhookEventHandler } from './webhook-event-handler';
+import { EventOutcome, notReady, WebhookEventHandler } from './webhook-event-handler';
 
 interface LockedOrder {
   id: string;
@@ -74,14 +73,7 @@ export class PaymentEventsHandler implements WebhookEventHandler {
       `SELECT id, merchant_id, environment, status, amount, currency FROM orders WHERE id = $1 FOR UPDATE`,
       [orderId],
     );
-    if (!order) {
-      throw new DomainError(
-        'resource_not_ready',
-        `Order ${orderId} does not exist (yet); nothing was recorded, retry later.`,
-        'data.order_id',
-        { 'Retry-After': '5' },
-      );
-    }
+    if (!order) throw notReady('Order', orderId, 'data.order_id');
     return order;
   }
 }

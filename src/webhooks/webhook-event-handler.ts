@@ -1,3 +1,4 @@
+import { DomainError } from '../common/errors/domain-error';
 import { Environment } from '../database/environment';
 import { WebhookEvent } from './webhook-event';
 
@@ -24,3 +25,17 @@ export interface WebhookEventHandler {
 }
 
 export const WEBHOOK_EVENT_HANDLERS = Symbol('WEBHOOK_EVENT_HANDLERS');
+
+/**
+ * What a handler throws when the event refers to an order or refund that does not exist
+ * (yet: its transaction may not have committed). The whole delivery rolls back, event row
+ * included, and the provider is told to retry.
+ */
+export function notReady(what: 'Order' | 'Refund', id: string, param: string): DomainError {
+  return new DomainError(
+    'resource_not_ready',
+    `${what} ${id} does not exist (yet); nothing was recorded, retry later.`,
+    param,
+    { 'Retry-After': '5' },
+  );
+}

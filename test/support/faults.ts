@@ -1,4 +1,6 @@
 import type { Pool } from 'pg';
+import request from 'supertest';
+import { startServerProcess } from './server-process';
 
 /**
  * Installs a BEFORE INSERT trigger whose PL/pgSQL `body` runs for each new row (as NEW),
@@ -39,5 +41,37 @@ async function waitForAdvisoryLocks(pool: Pool, held: boolean, timeoutMs = 10000
     if ((rowCount ?? 0) > 0 === held) return;
     if (Date.now() > deadline) throw new Error(held ? 'no advisory lock was taken' : 'advisory locks still held');
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export interface KillMidRequest {
+  pool: Pool;
+  env: Record<string, string>;
+  path: string;
+  apiKey: string;
+  idempotencyKey: string;
+  body: object;
+}
+
+/**
+ * Starts the built server as a process, sends one keyed POST, and SIGKILLs the server
+ * while that request holds its key (mid-transaction; make it slow with injectFault).
+ * Resolves once PostgreSQL has rolled the dead request back.
+ */
+export async function killServerMidRequest(options: KillMidRequest): Promise<void> {
+  const server = await startServerProcess(options.env);
+  try {
+    const answer = request(server.url)
+      .post(options.path)
+      .set('X-Api-Key', options.apiKey)
+      .set('Idempotency-Key', options.idempotencyKey)
+      .send(options.body)
+      .then((response) => `answered ${response.status}`, () => 'connection lost');
+    await waitForAnAdvisoryLock(options.pool);
+    await server.kill('SIGKILL');
+    if ((await answer) !== 'connection lost') throw new Error(`the request was ${await answer} before the kill`);
+    await waitForNoAdvisoryLocks(options.pool);
+  } finally {
+    await server.kill();
   }
 }
