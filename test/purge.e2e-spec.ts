@@ -2,9 +2,12 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
+import { PURGE_JOB } from '../src/idempotency/idempotency-purge.scheduler';
 import { IdempotencyPurgeService, PurgeOptions, PURGE_LOCK } from '../src/idempotency/idempotency-purge.service';
 import { expectSuccess } from './support/expect-error';
 import { createMerchant, orderBody, TestMerchant } from './support/factories';
@@ -16,6 +19,7 @@ describe('the purge of expired idempotency keys (SPEC §9)', () => {
   let t: TestApp;
   let merchant: TestMerchant;
 
+  // The schedule is off here, so that only the purges a test starts touch its rows.
   beforeAll(async () => {
     t = await startTestApp({ IDEMPOTENCY_PURGE_CRON: 'off' });
     merchant = await createMerchant(t);
@@ -204,6 +208,57 @@ describe('the purge of expired idempotency keys (SPEC §9)', () => {
         code: 1,
         stderr: expect.stringMatching(/^Purge failed: .*kuko_no_such_database/),
       });
+    });
+  });
+
+  describe('the schedule', () => {
+    it('registers nothing when IDEMPOTENCY_PURGE_CRON=off', () => {
+      const registry = t.app.get(SchedulerRegistry);
+      expect(registry.doesExist('cron', PURGE_JOB)).toBe(false);
+      expect(registry.getCronJobs().size).toBe(0);
+    });
+
+    it('registers one job on the configured schedule, whose tick purges and logs the count', async () => {
+      const scheduled = await startTestApp({ IDEMPOTENCY_PURGE_CRON: '7 3 * * *' }, t.db);
+      const log = jest.spyOn(Logger.prototype, 'log');
+      try {
+        const registry = scheduled.app.get(SchedulerRegistry);
+        expect([...registry.getCronJobs().keys()]).toEqual([PURGE_JOB]);
+        const job = registry.getCronJob(PURGE_JOB);
+        expect(job.cronTime.source).toBe('7 3 * * *');
+        expect(job.isActive).toBe(true);
+
+        await insertKeys(300, 'expired');
+        await job.fireOnTick();
+        expect(await count()).toBe(0);
+        expect(log).toHaveBeenCalledWith(
+          expect.objectContaining({ msg: expect.stringMatching(/^Purged 300 expired/), deleted: 300, finished: true }),
+        );
+      } finally {
+        log.mockRestore();
+        await scheduled.close();
+      }
+    });
+
+    it('lets a running purge end before the application closes its pool', async () => {
+      const scheduled = await startTestApp({ IDEMPOTENCY_PURGE_CRON: '7 3 * * *' }, t.db);
+      const error = jest.spyOn(Logger.prototype, 'error');
+      try {
+        await insertKeys(100_000, 'expired');
+        let ticked = false;
+        const tick = scheduled.app
+          .get(SchedulerRegistry)
+          .getCronJob(PURGE_JOB)
+          .fireOnTick()
+          .finally(() => (ticked = true));
+        while (!(await purgeLockHeld()) && !ticked) await new Promise((resolve) => setTimeout(resolve, 5));
+        await scheduled.close();
+        await tick;
+        expect(error).not.toHaveBeenCalled();
+        expect(await purgeLockHeld()).toBe(false);
+      } finally {
+        error.mockRestore();
+      }
     });
   });
 });

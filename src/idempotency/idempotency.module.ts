@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
+import { IdempotencyPurgeScheduler } from './idempotency-purge.scheduler';
 import { IdempotencyPurgeService } from './idempotency-purge.service';
 import { IdempotencyStore } from './idempotency.store';
 
@@ -14,6 +15,7 @@ import { IdempotencyStore } from './idempotency.store';
       inject: [DataSource],
       useFactory: (dataSource: DataSource) => new IdempotencyPurgeService(dataSource),
     },
+    IdempotencyPurgeScheduler,
   ],
   exports: [IdempotencyInterceptor, IdempotencyPurgeService],
 })
