@@ -1,0 +1,32 @@
+/**
+ * `npm run purge` (or `node dist/idempotency/purge.cli.js` from an external scheduler):
+ * one purge of expired idempotency keys against DATABASE_URL, or the embedded PostgreSQL
+ * of `npm start`. Prints what it removed on stdout and exits 0, also when another
+ * instance was purging (that is not a failure); exits 1 on an error.
+ */
+import 'reflect-metadata';
+import { DataSource } from 'typeorm';
+import { loadConfig } from '../config/app-config';
+import { dataSourceOptions } from '../database/data-source-options';
+import { resolveDatabase } from '../database/resolve-database';
+import { describePurge, IdempotencyPurgeService } from './idempotency-purge.service';
+
+async function main(): Promise<void> {
+  // stderr, so that stdout carries only the result.
+  const { url, embedded } = await resolveDatabase(loadConfig(), (line) => process.stderr.write(`${line}\n`));
+  // Migrations are the server's job (start-up, or npm run migration:run), not a purge's.
+  const dataSource = new DataSource({ ...dataSourceOptions(url, { max: 1 }), migrationsRun: false });
+  try {
+    await dataSource.initialize();
+    const result = await new IdempotencyPurgeService(dataSource).purge();
+    process.stdout.write(`${describePurge(result)}\n`);
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await embedded?.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`Purge failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,264 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { Logger } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../src/database/data-source-options';
+import { PURGE_JOB } from '../src/idempotency/idempotency-purge.scheduler';
+import { IdempotencyPurgeService, PurgeOptions, PURGE_LOCK } from '../src/idempotency/idempotency-purge.service';
+import { expectSuccess } from './support/expect-error';
+import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { startTestApp, TestApp } from './support/test-app';
+
+const CLI = join(__dirname, '..', 'dist', 'idempotency', 'purge.cli.js');
+
+describe('the purge of expired idempotency keys (SPEC §9)', () => {
+  let t: TestApp;
+  let merchant: TestMerchant;
+
+  // The schedule is off here, so that only the purges a test starts touch its rows.
+  beforeAll(async () => {
+    t = await startTestApp({ IDEMPOTENCY_PURGE_CRON: 'off' });
+    merchant = await createMerchant(t);
+  });
+  afterAll(() => t.close());
+  beforeEach(() => t.db.pool.query('TRUNCATE idempotency_keys'));
+
+  const sql = async (text: string, params: unknown[] = []) => (await t.db.pool.query(text, params)).rows;
+  const count = async (where = 'true') =>
+    (await sql(`SELECT count(*)::int AS n FROM idempotency_keys WHERE ${where}`))[0].n as number;
+  /** n stored answers, expired a second ago or valid for a day, in one statement. */
+  const insertKeys = (n: number, state: 'expired' | 'live', prefix = state) =>
+    sql(
+      `INSERT INTO idempotency_keys (merchant_id, environment, key, method, path, fingerprint,
+                                     response_status, response_body, request_id, expires_at)
+       SELECT $1, 'test', $2 || '-' || g, 'POST', '/v1/orders', '\\x00', 201, '{}', 'req_' || g,
+              now() + CASE WHEN $3 THEN interval '1 day' ELSE - interval '1 second' END
+         FROM generate_series(1, $4::int) AS g`,
+      [merchant.id, prefix, state === 'live', n],
+    );
+  const purgeService = (options: Partial<PurgeOptions> = {}) =>
+    new IdempotencyPurgeService(t.app.get(DataSource), options);
+  /** Whether some session of this test's database holds the purge lock. */
+  const purgeLockHeld = async () =>
+    (
+      await sql(
+        `SELECT count(*)::int AS n FROM pg_locks
+          WHERE locktype = 'advisory' AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 2
+            AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+        [PURGE_LOCK.classid, PURGE_LOCK.objid],
+      )
+    )[0].n > 0;
+  const createKeyed = (key: string, body: object) =>
+    t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(body);
+
+  describe('one run', () => {
+    it('removes exactly the 100,000 expired keys and leaves every unexpired one', async () => {
+      await insertKeys(100_000, 'expired');
+      await insertKeys(2_000, 'live');
+      const key = randomUUID();
+      const body = orderBody();
+      const first = await createKeyed(key, body);
+      expectSuccess(first, 201);
+
+      const result = await t.app.get(IdempotencyPurgeService).purge();
+
+      expect(result).toMatchObject({ deleted: 100_000, batches: 21, skipped: false, finished: true });
+      expect(await count()).toBe(2_001);
+      expect(await count(`expires_at <= now()`)).toBe(0);
+      expect(await count(`key LIKE 'live-%'`)).toBe(2_000);
+      const again = await createKeyed(key, body);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+      expect(await purgeLockHeld()).toBe(false);
+    });
+
+    it('stops once its time budget is spent, after a whole batch, and leaves the rest to the next run', async () => {
+      await insertKeys(5_000, 'expired');
+      const cut = await purgeService({ batchSize: 1_000, timeBudgetMs: 0 }).purge();
+      expect(cut).toMatchObject({ deleted: 1_000, batches: 1, finished: false });
+      expect(await count()).toBe(4_000);
+      expect(await purgeService().purge()).toMatchObject({ deleted: 4_000, finished: true });
+    });
+
+    it('starts no batch once asked to stop (shutdown)', async () => {
+      await insertKeys(10, 'expired');
+      const result = await purgeService().purge(AbortSignal.abort());
+      expect(result).toMatchObject({ deleted: 0, batches: 0, skipped: false, finished: false });
+      expect(await count()).toBe(10);
+      expect(await purgeLockHeld()).toBe(false);
+    });
+
+    it('reports nothing to do on an empty table', async () => {
+      expect(await purgeService().purge()).toMatchObject({ deleted: 0, batches: 1, finished: true });
+    });
+  });
+
+  describe('several instances', () => {
+    it('two purges started at once remove each row once, and neither fails', async () => {
+      await insertKeys(50_000, 'expired');
+      await insertKeys(100, 'live');
+      // A second instance: its own pool on the same database.
+      const other = new DataSource({ ...dataSourceOptions(t.db.url, { max: 2 }), migrationsRun: false });
+      await other.initialize();
+      try {
+        const [a, b] = await Promise.all([
+          purgeService({ batchSize: 1_000 }).purge(),
+          new IdempotencyPurgeService(other, { batchSize: 1_000 }).purge(),
+        ]);
+        expect(a.deleted + b.deleted).toBe(50_000);
+        for (const skipped of [a, b].filter((r) => r.skipped)) expect(skipped.deleted).toBe(0);
+        expect(await count()).toBe(100);
+        expect(await purgeLockHeld()).toBe(false);
+      } finally {
+        await other.destroy();
+      }
+    });
+
+    it('skips at once, without waiting, while another instance holds the lock', async () => {
+      await insertKeys(500, 'expired');
+      const holder = new Client({ connectionString: t.db.url });
+      await holder.connect();
+      try {
+        await holder.query('SELECT pg_advisory_lock($1, $2)', [PURGE_LOCK.classid, PURGE_LOCK.objid]);
+        // Were it to wait for the lock, this would hang: the holder lets go only after it.
+        expect(await purgeService().purge()).toMatchObject({ deleted: 0, batches: 0, skipped: true });
+        expect(await count()).toBe(500);
+        await holder.query('SELECT pg_advisory_unlock($1, $2)', [PURGE_LOCK.classid, PURGE_LOCK.objid]);
+      } finally {
+        await holder.end();
+      }
+      expect(await purgeService().purge()).toMatchObject({ deleted: 500, skipped: false });
+    });
+  });
+
+  describe('request traffic during a purge', () => {
+    it('serves keyed creates while it runs, and keeps their keys, a reused expired key included', async () => {
+      await insertKeys(200_000, 'expired');
+      // An expired answer under a key a client now reuses for a new request: it is among
+      // the rows being purged, and the new answer must survive the purge.
+      const reused = randomUUID();
+      await sql(
+        `INSERT INTO idempotency_keys (merchant_id, environment, key, method, path, fingerprint,
+                                       response_status, response_body, request_id, expires_at)
+         VALUES ($1, 'test', $2, 'POST', '/v1/orders', '\\x01', 201, '{"old":true}', 'req_old', now() - interval '1 second')`,
+        [merchant.id, reused],
+      );
+
+      let purgeEnded = false;
+      const purge = purgeService({ batchSize: 500 })
+        .purge()
+        .finally(() => (purgeEnded = true));
+      while (!(await purgeLockHeld()) && !purgeEnded) await new Promise((resolve) => setTimeout(resolve, 5));
+
+      const requests = [randomUUID(), randomUUID(), reused].map((key) => ({ key, body: orderBody() }));
+      const answers = await Promise.all(requests.map(({ key, body }) => createKeyed(key, body)));
+      const answeredDuringPurge = !purgeEnded;
+      const result = await purge;
+
+      // Not queued behind the purge: every answer came while it was still deleting.
+      expect(answeredDuringPurge).toBe(true);
+      expect(result.skipped).toBe(false);
+      for (const answer of answers) expectSuccess(answer, 201);
+      expect(await count()).toBe(3);
+      expect(await count(`expires_at > now() + interval '1 hour'`)).toBe(3);
+      for (const [i, { key, body }] of requests.entries()) {
+        const replay = await createKeyed(key, body);
+        expect(replay.headers['idempotent-replayed']).toBe('true');
+        expect(replay.text).toBe(answers[i].text);
+      }
+    });
+  });
+
+  describe('npm run purge', () => {
+    const runCli = (databaseUrl: string) =>
+      promisify(execFile)(process.execPath, [CLI], {
+        env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+      });
+
+    it('purges once and prints how many keys it removed', async () => {
+      await insertKeys(1_234, 'expired');
+      await insertKeys(10, 'live');
+      const { stdout } = await runCli(t.db.url);
+      expect(stdout).toMatch(/^Purged 1234 expired idempotency keys in \d+\.\d s\n$/);
+      expect(await count()).toBe(10);
+    });
+
+    it('says so and exits 0 when another instance is purging', async () => {
+      await insertKeys(5, 'expired');
+      const holder = new Client({ connectionString: t.db.url });
+      await holder.connect();
+      try {
+        await holder.query('SELECT pg_advisory_lock($1, $2)', [PURGE_LOCK.classid, PURGE_LOCK.objid]);
+        const { stdout } = await runCli(t.db.url);
+        expect(stdout).toMatch(/^Skipped .*another instance/);
+        expect(await count()).toBe(5);
+      } finally {
+        await holder.end();
+      }
+    });
+
+    it('fails with exit code 1 and a message when the database is unreachable', async () => {
+      const url = new URL(t.db.url);
+      url.pathname = '/kuko_no_such_database';
+      await expect(runCli(url.toString())).rejects.toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/^Purge failed: .*kuko_no_such_database/),
+      });
+    });
+  });
+
+  describe('the schedule', () => {
+    it('registers nothing when IDEMPOTENCY_PURGE_CRON=off', () => {
+      const registry = t.app.get(SchedulerRegistry);
+      expect(registry.doesExist('cron', PURGE_JOB)).toBe(false);
+      expect(registry.getCronJobs().size).toBe(0);
+    });
+
+    it('registers one job on the configured schedule, whose tick purges and logs the count', async () => {
+      const scheduled = await startTestApp({ IDEMPOTENCY_PURGE_CRON: '7 3 * * *' }, t.db);
+      const log = jest.spyOn(Logger.prototype, 'log');
+      try {
+        const registry = scheduled.app.get(SchedulerRegistry);
+        expect([...registry.getCronJobs().keys()]).toEqual([PURGE_JOB]);
+        const job = registry.getCronJob(PURGE_JOB);
+        expect(job.cronTime.source).toBe('7 3 * * *');
+        expect(job.isActive).toBe(true);
+
+        await insertKeys(300, 'expired');
+        await job.fireOnTick();
+        expect(await count()).toBe(0);
+        expect(log).toHaveBeenCalledWith(
+          expect.objectContaining({ msg: expect.stringMatching(/^Purged 300 expired/), deleted: 300, finished: true }),
+        );
+      } finally {
+        log.mockRestore();
+        await scheduled.close();
+      }
+    });
+
+    it('lets a running purge end before the application closes its pool', async () => {
+      const scheduled = await startTestApp({ IDEMPOTENCY_PURGE_CRON: '7 3 * * *' }, t.db);
+      const error = jest.spyOn(Logger.prototype, 'error');
+      try {
+        await insertKeys(100_000, 'expired');
+        let ticked = false;
+        const tick = scheduled.app
+          .get(SchedulerRegistry)
+          .getCronJob(PURGE_JOB)
+          .fireOnTick()
+          .finally(() => (ticked = true));
+        while (!(await purgeLockHeld()) && !ticked) await new Promise((resolve) => setTimeout(resolve, 5));
+        await scheduled.close();
+        await tick;
+        expect(error).not.toHaveBeenCalled();
+        expect(await purgeLockHeld()).toBe(false);
+      } finally {
+        error.mockRestore();
+      }
+    });
+  });
+});
