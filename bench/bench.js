@@ -56,6 +56,8 @@ function problemsOf(figures) {
 }
 
 async function run(cleanup, settings) {
+  // Before the bench adds its own load: how busy the shared machine already is.
+  const loadAverageAtStart = os.loadavg().map((l) => Number(l.toFixed(2)));
   const failures = [];
   const drift = sqlDrift();
   if (drift.length) failures.push(`the ceiling's copied SQL no longer matches src/: ${drift.join(', ')}; update bench/lib/ceiling.js`);
@@ -98,7 +100,7 @@ async function run(cleanup, settings) {
     date: new Date().toISOString(),
     commit: gitDescribe(),
     settings: { seconds: settings.seconds, warmup: settings.warmup, connections: settings.connections },
-    machine: machine(),
+    machine: { ...machine(), loadAverageAtStart },
     postgres: pg,
     rows,
     ratios: evaluate(rows),

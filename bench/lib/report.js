@@ -81,7 +81,7 @@ function describeRun(report) {
   const pgSettings = Object.entries(postgres.settings).map(([k, v]) => `${k}=${v}`).join(', ');
   return [
     `${report.date} · ${settings.seconds} s per run after a ${settings.warmup} s warm-up · autocannon, HTTP/1.1 keep-alive, 127.0.0.1`,
-    `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.os}; Node ${machine.node} (server, PostgreSQL and load generator share it)`,
+    `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.os}; Node ${machine.node} (server, PostgreSQL and load generator share it; load average before the run ${machine.loadAverageAtStart[0]})`,
     `PostgreSQL ${postgres.version} (${postgres.kind}, ${postgres.address}): ${pgSettings}` +
       (postgres.settings.fsync === 'off' ? ' (test settings, not durable: commits cost less than on a production server)' : ''),
   ];
