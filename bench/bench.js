@@ -1,0 +1,168 @@
+#!/usr/bin/env node
+'use strict';
+// `npm run bench`: the DESIGN.md §5 performance figures, in one run on this machine.
+// Starts PostgreSQL (DATABASE_URL's server, or a throw-away embedded cluster) and the
+// built server (`node dist/main.js`), drives every scenario of lib/scenarios.js at each
+// connection count, prints one table and the ratios, writes bench/results/latest.*, and
+// stops everything it started, also on failure and on SIGINT/SIGTERM.
+//
+// Environment: BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS ("10,50"),
+// BENCH_SCENARIOS (ids, comma-separated; default all), BENCH_STRICT=1 (a missed target
+// also fails the run), DATABASE_URL.
+const { execFileSync } = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const { mkdirSync } = require('node:fs');
+const os = require('node:os');
+const { join } = require('node:path');
+const { Cleanup } = require('./lib/cleanup');
+const { openDatabase } = require('./lib/database');
+const { startServer } = require('./lib/server');
+const { SCENARIOS } = require('./lib/scenarios');
+const { sqlDrift } = require('./lib/ceiling');
+const { evaluate, renderText, writeResults } = require('./lib/report');
+
+const ROOT = join(__dirname, '..');
+const RESULTS = join(__dirname, 'results');
+const log = (line) => process.stdout.write(`${line}\n`);
+
+function settingsFromEnv(env = process.env) {
+  const number = (name, fallback, min) => {
+    const value = env[name] === undefined || env[name] === '' ? fallback : Number(env[name]);
+    if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number ≥ ${min}`);
+    return value;
+  };
+  const connections = (env.BENCH_CONNECTIONS || '10,50').split(',').map(Number);
+  if (connections.some((c) => !Number.isInteger(c) || c < 1 || c > 150)) throw new Error('BENCH_CONNECTIONS: 1 to 150, comma-separated');
+  const only = env.BENCH_SCENARIOS ? env.BENCH_SCENARIOS.split(',') : null;
+  const unknown = (only ?? []).filter((id) => !SCENARIOS.some((s) => s.id === id));
+  if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown ${unknown} (known: ${SCENARIOS.map((s) => s.id)})`);
+  return {
+    seconds: number('BENCH_SECONDS', 10, 1),
+    warmup: number('BENCH_WARMUP_SECONDS', 2, 0),
+    connections,
+    scenarios: SCENARIOS.filter((s) => !only || only.includes(s.id)),
+    strict: env.BENCH_STRICT === '1',
+  };
+}
+
+/** What went wrong in one run (warm-up included): answers, errors, timeouts. */
+function problemsOf(figures) {
+  const problems = [];
+  if (figures.non2xx) problems.push(`${figures.non2xx} non-2xx answers (statuses ${JSON.stringify(figures.statuses)})`);
+  if (figures.errors) problems.push(`${figures.errors} errors, ${figures.timeouts} of them timeouts`);
+  if (figures.unexpected) problems.push(`${figures.unexpected} unexpected answers`);
+  if (problems.length && figures.problems.length) problems.push(`e.g. ${figures.problems.join(' | ')}`);
+  return problems;
+}
+
+async function run(cleanup, settings) {
+  // Before the bench adds its own load: how busy the shared machine already is.
+  const loadAverageAtStart = os.loadavg().map((l) => Number(l.toFixed(2)));
+  const failures = [];
+  const drift = sqlDrift();
+  if (drift.length) failures.push(`the ceiling's copied SQL no longer matches src/: ${drift.join(', ')}; update bench/lib/ceiling.js`);
+
+  const runs = settings.connections.reduce((n, c) => n + settings.scenarios.filter((s) => !s.connections || s.connections.includes(c)).length, 0);
+  const estimate = Math.round(runs * (settings.seconds + settings.warmup + 1.5) + 15);
+  log(`npm run bench: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up each), about ${Math.floor(estimate / 60)} min ${estimate % 60} s`);
+  const database = await openDatabase(cleanup);
+  const pg = database.server;
+  log(`PostgreSQL ${pg.version}, ${pg.kind} at ${pg.address}, database ${database.name}: ${Object.entries(pg.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  const server = await startServer({ databaseUrl: database.url, logFile: join(RESULTS, 'server.log'), cleanup });
+  log(`server: node dist/main.js, pid ${server.pid}, ${server.url}, log in bench/results/server.log`);
+
+  const ctx = { server, database, settings, cleanup, log, tag: randomBytes(3).toString('hex') };
+  const rows = [];
+  const prepared = new Set();
+  for (const connections of settings.connections) {
+    for (const scenario of settings.scenarios) {
+      if (scenario.connections && !scenario.connections.includes(connections)) continue;
+      if (!prepared.has(scenario)) {
+        await scenario.prepare?.(ctx);
+        prepared.add(scenario);
+      }
+      const label = `${scenario.title} @ ${connections}`;
+      if (settings.warmup > 0 && scenario.warmup !== false) {
+        const warm = await scenario.run(ctx, connections, settings.warmup);
+        for (const problem of problemsOf(warm)) failures.push(`${label} (warm-up): ${problem}`);
+      }
+      const result = await scenario.run(ctx, connections, settings.seconds);
+      for (const figures of Array.isArray(result) ? result : [{ id: scenario.id, title: scenario.title, ...result }]) {
+        const row = { short: scenario.short, connections, ...figures };
+        rows.push(row);
+        for (const problem of problemsOf(row)) failures.push(`${row.title} @ ${connections}: ${problem}`);
+        log(`  ${`${row.title} @ ${connections}`.padEnd(48)} ${String(Math.round(row.rps)).padStart(6)}/s  p50 ${row.p50} ms  p99 ${row.p99} ms${problemsOf(row).length ? '  ✗' : ''}`);
+      }
+    }
+  }
+
+  const report = {
+    date: new Date().toISOString(),
+    commit: gitDescribe(),
+    settings: { seconds: settings.seconds, warmup: settings.warmup, connections: settings.connections },
+    machine: { ...machine(), loadAverageAtStart },
+    postgres: pg,
+    rows,
+    ratios: evaluate(rows),
+    failures,
+  };
+  log(`\n${renderText(report)}\n`);
+  writeResults(report, { resultsDir: RESULTS, docsFile: join(ROOT, 'docs', 'benchmarks.md') });
+  log('Written: bench/results/latest.json, latest.md, latest.svg (and the table in docs/benchmarks.md)');
+
+  const missed = report.ratios.filter((r) => r.verdict === 'FAIL');
+  if (missed.length) log(`\nTargets missed: ${missed.map((r) => `${r.figure} @ ${r.connections} = ${r.value} (${r.target})`).join('; ')}`);
+  if (failures.length) {
+    log(`\n${'!'.repeat(78)}\n!! BENCH FAILED: not every answer was the expected one\n${failures.map((f) => `!!  - ${f}`).join('\n')}\n${'!'.repeat(78)}`);
+    return 1;
+  }
+  log('\nEvery run: zero non-2xx answers, zero errors and timeouts, every answer as expected.');
+  return settings.strict && missed.length ? 1 : 0;
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    node: process.version,
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    os: `${os.type()} ${os.release()}`,
+    loadAverageAtEnd: os.loadavg().map((l) => Number(l.toFixed(2))),
+  };
+}
+
+/** The commit measured, marked when src/ has uncommitted changes. */
+function gitDescribe() {
+  try {
+    const git = (...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'src', 'migrations') ? ' + uncommitted changes in src/' : ''}`;
+  } catch {
+    return 'unknown';
+  }
+}
+
+function main() {
+  mkdirSync(RESULTS, { recursive: true });
+  const cleanup = new Cleanup(log);
+  let stopping = false;
+  const finish = (code) => {
+    if (stopping) return;
+    stopping = true;
+    cleanup.run().finally(() => process.exit(code));
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.on(signal, () => {
+      log(`\n${signal}: stopping the server and PostgreSQL the bench started`);
+      finish(130);
+    });
+  }
+  Promise.resolve()
+    .then(() => run(cleanup, settingsFromEnv()))
+    .then(finish, (error) => {
+      log(`\nBENCH ERROR: ${error.stack ?? error.message}`);
+      finish(2);
+    });
+}
+
+main();

@@ -1,0 +1,66 @@
+'use strict';
+// The bench's PostgreSQL: the server named by DATABASE_URL, or else a throw-away embedded
+// cluster (dist/database/test-clusters.js: PostgreSQL 18 with fsync=off). Either way the
+// bench works in a fresh database kuko_bench_<random> that it drops at the end.
+const { randomBytes } = require('node:crypto');
+const { join } = require('node:path');
+const { Client } = require('pg');
+const { withTimeout } = require('./cleanup');
+
+const ROOT = join(__dirname, '..', '..');
+const SETTINGS = ['fsync', 'synchronous_commit', 'full_page_writes', 'shared_buffers', 'max_connections'];
+
+async function openDatabase(cleanup) {
+  let serverUrl = process.env.DATABASE_URL;
+  let kind = 'external (DATABASE_URL)';
+  if (!serverUrl) {
+    const { startTestCluster } = require(join(ROOT, 'dist', 'database', 'test-clusters.js'));
+    const cluster = await withTimeout(startTestCluster('bench'), 120_000, 'starting the embedded PostgreSQL');
+    cleanup.push('the embedded PostgreSQL', () => cluster.stop());
+    serverUrl = cluster.url;
+    kind = 'embedded throw-away cluster';
+  }
+  const name = `kuko_bench_${randomBytes(4).toString('hex')}`;
+  await query(serverUrl, `CREATE DATABASE ${name}`);
+  cleanup.push(`database ${name}`, () => query(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), name, server: await describe(url, kind) };
+}
+
+/** Version and the settings that matter for write throughput; never the password. */
+async function describe(url, kind) {
+  const client = await connect(url.toString());
+  try {
+    const { rows } = await client.query('SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1)', [SETTINGS]);
+    const version = (await client.query('SHOW server_version')).rows[0].server_version;
+    const settings = Object.fromEntries(rows.map((r) => [r.name, r.unit === '8kB' ? `${(r.setting * 8) / 1024} MB` : r.setting]));
+    return { kind, address: `${url.hostname}:${url.port || 5432}`, version, settings };
+  } finally {
+    await client.end();
+  }
+}
+
+async function query(url, sql, params) {
+  const client = await connect(url);
+  try {
+    return await client.query(sql, params);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A client that gives up instead of hanging: 5 s to connect, 60 s per statement. */
+async function connect(url, options = {}) {
+  const client = new Client({
+    connectionString: url,
+    connectionTimeoutMillis: 5000,
+    query_timeout: 60_000,
+    application_name: 'kukopay-bench',
+    ...options,
+  });
+  await client.connect();
+  return client;
+}
+
+module.exports = { openDatabase, connect, query };

@@ -1,0 +1,111 @@
+'use strict';
+// Webhook deliveries, half of them duplicates. Even requests carry a new
+// payment.succeeded event for a pending order of its own (applied: order paid, one
+// fulfilment); odd requests re-send an event already answered, with a fresh timestamp
+// and signature (a duplicate: nothing changes). Every request is signed as a provider
+// would (Standard Webhooks, the `standardwebhooks` library the server verifies with).
+const { randomBytes } = require('node:crypto');
+const { Webhook } = require('standardwebhooks');
+const { connect } = require('./database');
+const { runHttp } = require('./load');
+const { Tally } = require('./stats');
+
+/** New events per second the order supply is sized for; running out is reported. */
+const MAX_NEW_EVENTS_PER_SECOND = 2500;
+
+/** Pending orders of 2990 USD, inserted in one statement (cheaper than the API). */
+async function pendingOrders(ctx, count) {
+  const client = await connect(ctx.database.url);
+  try {
+    const { rows } = await client.query(
+      `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject)
+       SELECT 'ord_' || md5(random()::text), $1, 'test', $2 || g, 2990, 'USD', 'Bench webhook'
+         FROM generate_series(1, $3) AS g
+       RETURNING id`,
+      [ctx.server.merchantId, `W${ctx.tag}_${randomBytes(3).toString('hex')}_`, count],
+    );
+    return rows.map((row) => row.id);
+  } finally {
+    await client.end();
+  }
+}
+
+function paymentSucceeded(orderId) {
+  const id = `evt_${randomBytes(12).toString('hex')}`;
+  const body = JSON.stringify({
+    id,
+    type: 'payment.succeeded',
+    created_at: new Date().toISOString(),
+    data: { order_id: orderId, amount: 2990, currency: 'USD', provider_payment_id: `pay_${id.slice(4)}` },
+  });
+  return { id, body };
+}
+
+const webhookDeliveries = {
+  id: 'webhooks',
+  title: 'webhook deliveries, 1/2 duplicates',
+  short: 'webhooks',
+  expect: '200',
+  async run(ctx, connections, seconds) {
+    const orders = await pendingOrders(ctx, Math.ceil(seconds * MAX_NEW_EVENTS_PER_SECOND));
+    const signer = new Webhook(ctx.server.webhookSecret);
+    const answered = []; // events whose first delivery has been answered: safe to duplicate
+    const tally = new Tally();
+    let sent = 0;
+    const figures = await runHttp({
+      url: ctx.server.url,
+      connections,
+      seconds,
+      expectStatus: 200,
+      tally,
+      request: {
+        method: 'POST',
+        path: '/v1/webhooks/kukopay',
+        headers: { 'content-type': 'application/json' },
+        setupRequest(request, context) {
+          let duplicate = sent++ % 2 === 1 && answered.length > 0;
+          if (!duplicate && orders.length === 0) {
+            tally.bad('ran out of pending orders: raise MAX_NEW_EVENTS_PER_SECOND');
+            duplicate = answered.length > 0;
+          }
+          const event = duplicate
+            ? answered[Math.floor(Math.random() * answered.length)]
+            : paymentSucceeded(orders.pop() ?? 'ord_missing');
+          context.event = event;
+          context.duplicate = duplicate;
+          const now = new Date();
+          return {
+            ...request,
+            headers: {
+              ...request.headers,
+              'webhook-id': event.id,
+              'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+              'webhook-signature': signer.sign(event.id, now, event.body),
+            },
+            body: event.body,
+          };
+        },
+        onResponse(status, body, context) {
+          if (status !== 200) return;
+          let data;
+          try {
+            data = JSON.parse(body).data ?? {};
+          } catch {
+            return tally.bad(`an answer that is not JSON: ${body}`);
+          }
+          if (context.duplicate) {
+            tally.note('duplicate');
+            if (data.duplicate !== true) tally.bad(`a re-sent event was not seen as a duplicate: ${body}`);
+          } else {
+            tally.note(data.status ?? 'duplicate');
+            if (data.status !== 'processed') tally.bad(`a new event was not processed: ${body}`);
+            answered.push(context.event);
+          }
+        },
+      },
+    });
+    return figures;
+  },
+};
+
+module.exports = { webhookDeliveries };
