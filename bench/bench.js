@@ -18,7 +18,6 @@ const { Cleanup } = require('./lib/cleanup');
 const { openDatabase } = require('./lib/database');
 const { startServer } = require('./lib/server');
 const { SCENARIOS } = require('./lib/scenarios');
-const { sqlDrift } = require('./lib/ceiling');
 const { evaluate, renderText, writeResults } = require('./lib/report');
 
 const ROOT = join(__dirname, '..');
@@ -59,8 +58,6 @@ async function run(cleanup, settings) {
   // Before the bench adds its own load: how busy the shared machine already is.
   const loadAverageAtStart = os.loadavg().map((l) => Number(l.toFixed(2)));
   const failures = [];
-  const drift = sqlDrift();
-  if (drift.length) failures.push(`the ceiling's copied SQL no longer matches src/: ${drift.join(', ')}; update bench/lib/ceiling.js`);
 
   const runs = settings.connections.reduce((n, c) => n + settings.scenarios.filter((s) => !s.connections || s.connections.includes(c)).length, 0);
   const estimate = Math.round(runs * (settings.seconds + settings.warmup + 1.5) + 15);

@@ -1,15 +1,11 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { TypeOrmModule, getDataSourceToken } from '@nestjs/typeorm';
-import { ClsModule } from 'nestjs-cls';
-import { ClsPluginTransactional } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { dataSourceOptions, PoolOptions } from './data-source-options';
 import { Db } from './db';
 
 /**
- * The TypeORM data source (migrations run at start-up) and the transaction host that
- * lets services join the request's one transaction (TransactionHost.tx) without passing
- * managers around.
+ * The TypeORM data source (its pool; migrations run at start-up) and Db, through which
+ * services write SQL in the request's one transaction.
  */
 @Module({})
 export class DatabaseModule {
@@ -17,20 +13,9 @@ export class DatabaseModule {
     return {
       module: DatabaseModule,
       global: true,
+      imports: [TypeOrmModule.forRoot({ ...dataSourceOptions(url, pool), retryAttempts: 3, retryDelay: 1000 })],
       providers: [Db],
       exports: [Db],
-      imports: [
-        TypeOrmModule.forRoot({ ...dataSourceOptions(url, pool), retryAttempts: 3, retryDelay: 1000 }),
-        ClsModule.forRoot({
-          global: true,
-          plugins: [
-            new ClsPluginTransactional({
-              imports: [TypeOrmModule],
-              adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: getDataSourceToken() }),
-            }),
-          ],
-        }),
-      ],
     };
   }
 }

@@ -1,33 +1,85 @@
-import { Injectable } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
-import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
-
 /**
- * SQL in the request's transaction, when one is open (TransactionHost.tx), else on the
- * pool. Always returns the rows, whatever the statement (TypeORM's plain query() returns
- * [rows, count] for UPDATE and DELETE, and rows otherwise).
+ * SQL for the services, in the request's one transaction when one is open.
+ *
+ * Services call rows()/one() and never see a connection: inside transaction() the
+ * statements go to that transaction's connection (found through AsyncLocalStorage),
+ * outside it to the pool. Statements known when the transaction opens, or due just
+ * before it commits, travel in the same round trip as BEGIN and COMMIT (one simple-query
+ * message), which is where a keyed write saves most of its time.
  */
+import { Injectable } from '@nestjs/common';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Pool, PoolClient, QueryResult } from 'pg';
+import { DataSource } from 'typeorm';
+
+interface OpenTransaction {
+  client: PoolClient;
+  /** Statements sent with COMMIT; a failing one rolls everything back. */
+  closing: string[];
+}
+
 @Injectable()
 export class Db {
-  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+  private readonly current = new AsyncLocalStorage<OpenTransaction>();
+
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** TypeORM's pg pool: TypeORM owns its life cycle (and runs the migrations). */
+  private get pool(): Pool {
+    return (this.dataSource.driver as unknown as { master: Pool }).master;
+  }
 
   async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
-    const manager = this.txHost.tx;
-    if (manager.queryRunner) return (await manager.queryRunner.query(sql, params, true)).records;
-    const runner = manager.connection.createQueryRunner();
-    try {
-      return (await runner.query(sql, params, true)).records;
-    } finally {
-      await runner.release();
-    }
+    const target = this.current.getStore()?.client ?? this.pool;
+    return ((await target.query(sql, params)) as QueryResult).rows as T[];
   }
 
   async one<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T | null> {
     return (await this.rows<T>(sql, params))[0] ?? null;
   }
 
-  /** Runs fn in one transaction, or joins the one already open. */
-  transaction<T>(fn: () => Promise<T>): Promise<T> {
-    return this.txHost.withTransaction(fn);
+  /**
+   * Runs fn in one transaction (joining the open one, if any). `opening` statements are
+   * sent with BEGIN, and their rows handed to fn; they take no parameters, so any value
+   * in them must be escaped with `literal`.
+   */
+  async transaction<T>(fn: (opened: unknown[][]) => Promise<T>, opening: string[] = []): Promise<T> {
+    if (this.current.getStore()) {
+      if (opening.length > 0) throw new Error('a nested transaction cannot send opening statements');
+      return fn([]);
+    }
+    const client = await this.pool.connect();
+    const transaction: OpenTransaction = { client, closing: [] };
+    let broken: Error | undefined;
+    // A connection lost mid-transaction fails the running query; the event must not
+    // also crash the process, and the client must not go back to the pool.
+    const onError = (error: Error) => (broken = error);
+    client.on('error', onError);
+    try {
+      const opened = await simpleQuery(client, ['BEGIN', ...opening]);
+      const result = await this.current.run(transaction, () => fn(opened.slice(1)));
+      await simpleQuery(client, [...transaction.closing, 'COMMIT']);
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      throw error;
+    } finally {
+      client.removeListener('error', onError);
+      // A connection that broke or could not even roll back is discarded, not reused.
+      client.release(broken);
+    }
   }
+
+  /** Queues statements (escaped, without parameters) to run just before COMMIT. */
+  beforeCommit(...statements: string[]): void {
+    const transaction = this.current.getStore();
+    if (!transaction) throw new Error('beforeCommit() outside a transaction');
+    transaction.closing.push(...statements);
+  }
+}
+
+/** Several statements in one simple-query message: one round trip, rows per statement. */
+async function simpleQuery(client: PoolClient, statements: string[]): Promise<unknown[][]> {
+  const result = (await client.query(statements.join(';\n'))) as unknown as QueryResult | QueryResult[];
+  return (Array.isArray(result) ? result : [result]).map((each) => each.rows);
 }

@@ -28,8 +28,10 @@ function codeOf(error: unknown): string | undefined {
 
 export const pgCode = codeOf;
 
-export function isUniqueViolation(error: unknown): boolean {
-  return codeOf(error) === '23505';
+/** A unique violation, optionally of one named constraint. */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  if (codeOf(error) !== '23505') return false;
+  return constraint === undefined || (error as { constraint?: string }).constraint === constraint;
 }
 
 export function isSerializationFailure(error: unknown): boolean {

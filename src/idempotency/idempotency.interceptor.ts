@@ -2,14 +2,20 @@
  * The Idempotency-Key layer (SPEC §7). For every POST under /v1 (but webhooks and admin):
  *
  * - Without a key, the handler runs in one transaction.
- * - With a key, one READ COMMITTED transaction holds everything:
- *   1. try the key's advisory lock and read its stored answer (one statement). A stored,
- *      unexpired answer is replayed if endpoint and body fingerprint match, else refused
- *      (400 idempotency_error). No lock: another request holds the key, 409 at once.
- *   2. run the handler after a savepoint. A 2xx, or a 4xx the request itself caused
- *      (validation, 404, business refusal: its writes rolled back to the savepoint), is
- *      stored under the key and committed together with the business writes.
- *   3. a 5xx rolls the whole transaction back: nothing stored, the key is free again.
+ * - With a key whose answer is stored and unexpired (read by ApiKeyGuard with the API
+ *   key), that answer is replayed if endpoint and body fingerprint match, else refused
+ *   (400 idempotency_error). No transaction is opened.
+ * - Otherwise one READ COMMITTED transaction holds everything:
+ *   1. with BEGIN, in the same round trip: try the key's advisory lock and read its
+ *      answer again (a competitor may have just stored one), then SAVEPOINT. No lock:
+ *      another request holds the key, 409 at once, never queued.
+ *   2. the handler. A 2xx, or a 4xx the request itself caused (validation, 404, business
+ *      refusal: its writes rolled back to the savepoint), is the answer to store.
+ *   3. with COMMIT, in the same round trip: store the answer. Business writes and stored
+ *      answer become visible together or not at all. If a competitor stored the key
+ *      since step 1's snapshot, the insert fails, everything rolls back, and its answer
+ *      is replayed instead.
+ *   A 5xx rolls the whole transaction back: nothing stored, the key is free again.
  *
  * The lock is transaction-scoped, so a crash, kill or lost connection frees it: no key
  * can stay stuck, and no answer is ever committed without its writes or the reverse.
@@ -26,18 +32,17 @@ import { addLogFields } from '../common/logging/request-logging';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { Db } from '../database/db';
-import { isSerializationFailure } from '../database/pg-errors';
+import { isSerializationFailure, isUniqueViolation } from '../database/pg-errors';
 import { fingerprint } from './canonical-json';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from './idempotency-key-header';
-import { KeyScope, IdempotencyStore, StoredKey, StoredRequest } from './idempotency.store';
+import { concretePath, isIdempotent } from './idempotency-scope';
+import { IdempotencyStore, KEY_CONSTRAINT, KeyRow, KeyScope, StoredKey, StoredRequest } from './idempotency.store';
 
 /** Attempts of a transaction that PostgreSQL aborted as a deadlock or serialization failure. */
 const MAX_ATTEMPTS = 3;
+export const SAVEPOINT = 'SAVEPOINT idempotent_request';
 
 export type IdempotencyOutcome = 'executed' | 'replayed' | 'in_progress' | 'mismatch';
-
-/** Thrown inside the transaction to roll it back when a competitor stored the key first. */
-class KeyTakenMeanwhile extends Error {}
 
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -49,15 +54,17 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (!appliesTo(request)) return next.handle();
+    if (!isIdempotent(request)) return next.handle();
     const key = parseIdempotencyKey(request.raw.rawHeaders);
     const run = () => lastValueFrom(next.handle()) as Promise<ApiResponse>;
     if (key === null) return from(this.withRetries(() => this.db.transaction(run)));
 
     const { merchantId, environment } = authOf(request);
     const scope = { merchantId, environment, key };
-    const stored = { method: request.method, path: concretePath(request.url), fingerprint: fingerprint(request.body) };
-    return from(this.withRetries(() => this.executeKeyed(request, scope, stored, run)));
+    const incoming = { method: request.method, path: concretePath(request.url), fingerprint: fingerprint(request.body) };
+    const prefetched = request.prefetchedAnswer?.key === key ? request.prefetchedAnswer.stored : null;
+    if (prefetched) return from([this.answerFromStore(request, prefetched, incoming)]);
+    return from(this.withRetries(() => this.executeKeyed(request, scope, incoming, run)));
   }
 
   private async executeKeyed(
@@ -66,39 +73,45 @@ export class IdempotencyInterceptor implements NestInterceptor {
     incoming: StoredRequest,
     run: () => Promise<ApiResponse>,
   ): Promise<ApiResponse> {
+    let executed = false;
     try {
-      return await this.db.transaction(async () => {
-        const claim = await this.store.claim(scope);
-        if (claim.stored) return this.answerFromStore(request, claim.stored, incoming);
-        if (!claim.locked) {
-          this.outcome(request, 'in_progress');
-          throw new DomainError(
-            'idempotency_in_progress',
-            'A request with this Idempotency-Key is still being processed; retry later for its result.',
-            IDEMPOTENCY_KEY_HEADER,
+      const response = await this.db.transaction(
+        async ([claimRows]) => {
+          const claim = this.store.toClaim(claimRows[0] as KeyRow & { locked: boolean });
+          if (claim.stored) return this.answerFromStore(request, claim.stored, incoming);
+          if (!claim.locked) {
+            this.outcome(request, 'in_progress');
+            throw new DomainError(
+              'idempotency_in_progress',
+              'A request with this Idempotency-Key is still being processed; retry later for its result.',
+              IDEMPOTENCY_KEY_HEADER,
+            );
+          }
+          const answer = await this.runAfterSavepoint(request, run);
+          this.db.beforeCommit(
+            ...this.store.saveStatements(scope, incoming, answer, request.id, this.config.idempotencyTtlSeconds),
           );
-        }
-        const response = await this.runInSavepoint(request, run);
-        const saved = await this.store.save(scope, incoming, response, request.id, this.config.idempotencyTtlSeconds);
-        if (!saved) throw new KeyTakenMeanwhile();
-        this.outcome(request, 'executed');
-        return response;
-      });
+          executed = true;
+          return answer;
+        },
+        [this.store.claimStatement(scope), SAVEPOINT],
+      );
+      if (executed) this.outcome(request, 'executed');
+      return response;
     } catch (error) {
-      if (!(error instanceof KeyTakenMeanwhile)) throw error;
-      // Our writes are rolled back; the competitor's committed answer is the answer.
+      if (!isUniqueViolation(error, KEY_CONSTRAINT)) throw error;
+      // A competitor stored this key after our claim read it: ours is rolled back, theirs is the answer.
       const stored = await this.store.find(scope);
-      if (!stored) throw new Error('idempotency key vanished between save and find');
+      if (!stored) throw new Error('idempotency key vanished after a unique violation');
       return this.answerFromStore(request, stored, incoming);
     }
   }
 
   /**
-   * Runs the handler after a savepoint. Its own 4xx is the answer to store, minus any
+   * Runs the handler after the savepoint. Its own 4xx is the answer to store, minus any
    * writes made before the refusal; anything else (5xx) rolls the transaction back.
    */
-  private async runInSavepoint(request: FastifyRequest, run: () => Promise<ApiResponse>): Promise<ApiResponse> {
-    await this.db.rows('SAVEPOINT idempotent_request');
+  private async runAfterSavepoint(request: FastifyRequest, run: () => Promise<ApiResponse>): Promise<ApiResponse> {
     try {
       return await run();
     } catch (error) {
@@ -144,21 +157,4 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private outcome(request: FastifyRequest, outcome: IdempotencyOutcome, extra: Record<string, string> = {}) {
     addLogFields(request, { idempotency: outcome, ...extra });
   }
-}
-
-/** Every POST under /v1, except the webhook receiver and the admin API (SPEC §7). */
-function appliesTo(request: FastifyRequest): boolean {
-  const path = concretePath(request.url);
-  return (
-    request.method === 'POST' &&
-    path.startsWith('/v1/') &&
-    !path.startsWith('/v1/webhooks/') &&
-    !path.startsWith('/v1/admin/')
-  );
-}
-
-/** The path as routed: no query string, no duplicate or trailing slashes. */
-function concretePath(url: string): string {
-  const path = url.split('?')[0].replace(/\/{2,}/g, '/');
-  return path.length > 1 ? path.replace(/\/$/, '') : path;
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ApiResponse } from '../common/http/api-response';
 import { Db } from '../database/db';
 import { Environment } from '../database/environment';
+import { literal } from '../database/literal';
 
 export interface KeyScope {
   merchantId: string;
@@ -30,33 +31,66 @@ export interface Claim {
 /** Headers that belong to the answer itself and are replayed with it (SPEC §7.4). */
 const REPLAYED_HEADERS = ['Location'];
 
-// The lock id: a 64-bit hash of the key's scope. Computed by PostgreSQL, so every
-// instance agrees on it whatever its language or version.
-const LOCK_ID = `hashtextextended($1 || '/' || $2 || '/' || $3, 0)`;
+/** The unique key of idempotency_keys: a violation means a competitor stored the key first. */
+export const KEY_CONSTRAINT = 'idempotency_keys_pkey';
+
+/** The columns of a stored answer (KeyRow), from the join below. */
+export const STORED_ANSWER_COLUMNS =
+  'k.method, k.path, k.fingerprint, k.response_status, k.response_body, k.response_headers, k.request_id';
 
 /**
- * The idempotency_keys table. Every statement runs in the caller's transaction
- * (TransactionHost.tx), which is what puts the stored answer and the business writes in
- * one commit.
+ * The stored, unexpired answer of a key, for a LEFT JOIN from a row that has the scope:
+ * `$merchant`, `$environment`, `$key` are replaced by SQL expressions.
+ */
+export function storedAnswerJoin(merchant: string, environment: string, key: string): string {
+  return `LEFT JOIN idempotency_keys k
+            ON k.merchant_id = ${merchant} AND k.environment = ${environment} AND k.key = ${key}
+           AND k.expires_at > now()`;
+}
+
+/**
+ * The idempotency_keys table. claimStatement() and saveStatements() travel with BEGIN
+ * and COMMIT (see Db), so they carry their values as escaped literals.
  */
 @Injectable()
 export class IdempotencyStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Tries the key's transaction-scoped advisory lock and reads the stored answer, in one
-   * round trip. The read's snapshot may predate a competitor's commit that released the
-   * lock; save() detects that case (see there).
+   * Tries the key's transaction-scoped advisory lock and reads its stored answer. The
+   * lock id is a 64-bit hash of the scope, computed by PostgreSQL so every instance
+   * agrees. The read's snapshot may predate a competitor's commit that released the lock;
+   * saving then fails on the primary key, and the caller replays the competitor's answer.
    */
-  async claim(scope: KeyScope): Promise<Claim> {
-    const row = await this.db.one<KeyRow & { locked: boolean }>(
-      `SELECT pg_try_advisory_xact_lock(${LOCK_ID}) AS locked, k.*
-         FROM (SELECT 1) AS one
-         LEFT JOIN idempotency_keys k
-           ON k.merchant_id = $1 AND k.environment = $2 AND k.key = $3 AND k.expires_at > now()`,
-      [scope.merchantId, scope.environment, scope.key],
+  claimStatement({ merchantId, environment, key }: KeyScope): string {
+    const [m, e, k] = [literal(merchantId), literal(environment), literal(key)];
+    return `SELECT pg_try_advisory_xact_lock(hashtextextended(${m} || '/' || ${e} || '/' || ${k}, 0)) AS locked, ${STORED_ANSWER_COLUMNS}
+              FROM (SELECT 1) AS one ${storedAnswerJoin(m, e, k)}`;
+  }
+
+  toClaim(row: KeyRow & { locked: boolean }): Claim {
+    return { locked: row.locked, stored: toStoredKey(row) };
+  }
+
+  /**
+   * Stores the answer under the key: an expired answer is deleted first; an unexpired one
+   * makes the INSERT fail on KEY_CONSTRAINT, which rolls the whole transaction back.
+   */
+  saveStatements(scope: KeyScope, request: StoredRequest, response: ApiResponse, requestId: string, ttlSeconds: number) {
+    const [m, e, k] = [literal(scope.merchantId), literal(scope.environment), literal(scope.key)];
+    const headers = Object.fromEntries(
+      REPLAYED_HEADERS.filter((name) => name in response.headers).map((name) => [name, response.headers[name]]),
     );
-    return { locked: row!.locked, stored: row!.method === null ? null : toStoredKey(row!) };
+    return [
+      `DELETE FROM idempotency_keys
+        WHERE merchant_id = ${m} AND environment = ${e} AND key = ${k} AND expires_at <= now()`,
+      `INSERT INTO idempotency_keys
+              (merchant_id, environment, key, method, path, fingerprint,
+               response_status, response_body, response_headers, request_id, expires_at)
+       VALUES (${m}, ${e}, ${k}, ${literal(request.method)}, ${literal(request.path)}, ${literal(request.fingerprint)},
+               ${literal(response.status)}, ${literal(response.json)}, ${literal(JSON.stringify(headers))}::jsonb,
+               ${literal(requestId)}, now() + make_interval(secs => ${literal(ttlSeconds)}))`,
+    ];
   }
 
   /** The unexpired answer under a key, outside any lock. */
@@ -68,48 +102,11 @@ export class IdempotencyStore {
     );
     return row ? toStoredKey(row) : null;
   }
-
-  /**
-   * Stores the answer under the key, replacing an expired one. Returns false when an
-   * unexpired answer is already there: a competitor committed the key after this
-   * transaction's claim read it; the caller must roll back and replay that answer.
-   */
-  async save(scope: KeyScope, request: StoredRequest, response: ApiResponse, requestId: string, ttlSeconds: number) {
-    const headers = Object.fromEntries(
-      REPLAYED_HEADERS.filter((name) => name in response.headers).map((name) => [name, response.headers[name]]),
-    );
-    const rows = await this.db.rows(
-      `INSERT INTO idempotency_keys AS k
-              (merchant_id, environment, key, method, path, fingerprint,
-               response_status, response_body, response_headers, request_id, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))
-       ON CONFLICT (merchant_id, environment, key) DO UPDATE
-          SET method = EXCLUDED.method, path = EXCLUDED.path, fingerprint = EXCLUDED.fingerprint,
-              response_status = EXCLUDED.response_status, response_body = EXCLUDED.response_body,
-              response_headers = EXCLUDED.response_headers, request_id = EXCLUDED.request_id,
-              created_at = now(), expires_at = EXCLUDED.expires_at
-        WHERE k.expires_at <= now()
-       RETURNING 1`,
-      [
-        scope.merchantId,
-        scope.environment,
-        scope.key,
-        request.method,
-        request.path,
-        request.fingerprint,
-        response.status,
-        response.json,
-        headers,
-        requestId,
-        ttlSeconds,
-      ],
-    );
-    return rows.length === 1;
-  }
 }
 
-interface KeyRow {
-  method: string;
+/** The columns of idempotency_keys, all null when a LEFT JOIN found nothing. */
+export interface KeyRow {
+  method: string | null;
   path: string;
   fingerprint: Buffer;
   response_status: number;
@@ -118,7 +115,8 @@ interface KeyRow {
   request_id: string;
 }
 
-function toStoredKey(row: KeyRow): StoredKey {
+export function toStoredKey(row: KeyRow): StoredKey | null {
+  if (row.method === null) return null;
   return {
     method: row.method,
     path: row.path,

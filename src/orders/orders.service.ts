@@ -8,6 +8,14 @@ import { Db } from '../database/db';
 import { CreateOrderDto } from './dto/create-order.dto';
 import { ORDER_COLUMNS, OrderObject, OrderRow, toOrderObject } from './order';
 
+/** Claims out_trade_no; no row back means the order exists already. */
+export const INSERT_ORDER = `
+  INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject, description,
+                      metadata, notify_url, return_url)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+  ON CONFLICT ON CONSTRAINT orders_out_trade_no_key DO NOTHING
+  RETURNING ${ORDER_COLUMNS}`;
+
 export interface CreatedOrder {
   order: OrderObject;
   /** false: an order with this out_trade_no already existed and is returned as it is. */
@@ -24,26 +32,19 @@ export class OrdersService {
    * (a fresh statement, so it sees a competitor that has just committed).
    */
   async create(auth: RequestAuth, dto: CreateOrderDto): Promise<CreatedOrder> {
-    const inserted = await this.db.one<OrderRow>(
-      `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject, description,
-                           metadata, notify_url, return_url)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-       ON CONFLICT ON CONSTRAINT orders_out_trade_no_key DO NOTHING
-       RETURNING ${ORDER_COLUMNS}`,
-      [
-        newId('ord'),
-        auth.merchantId,
-        auth.environment,
-        dto.out_trade_no,
-        dto.amount,
-        dto.currency,
-        dto.subject,
-        dto.description ?? null,
-        dto.metadata ?? {},
-        dto.notify_url ?? null,
-        dto.return_url ?? null,
-      ],
-    );
+    const inserted = await this.db.one<OrderRow>(INSERT_ORDER, [
+      newId('ord'),
+      auth.merchantId,
+      auth.environment,
+      dto.out_trade_no,
+      dto.amount,
+      dto.currency,
+      dto.subject,
+      dto.description ?? null,
+      dto.metadata ?? {},
+      dto.notify_url ?? null,
+      dto.return_url ?? null,
+    ]);
     if (inserted) return { order: toOrderObject(inserted), created: true };
     const existing = await this.findByOutTradeNo(auth, dto.out_trade_no);
     if (!existing) throw new Error(`order ${dto.out_trade_no} conflicted but cannot be read`);

@@ -1,19 +1,30 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { DataSource } from 'typeorm';
+import { Db } from '../../database/db';
+import { KeyRow, STORED_ANSWER_COLUMNS, storedAnswerJoin, toStoredKey } from '../../idempotency/idempotency.store';
+import { validKeyOrNull } from '../../idempotency/idempotency-scope';
 import { API_KEY_PATTERN, environmentOf, hashApiKey } from '../../merchants/api-key';
 import { DomainError } from '../errors/domain-error';
 import { addLogFields } from '../logging/request-logging';
+
+/** The API-key lookup; with $2/$3 (environment, Idempotency-Key) it also reads the stored answer. */
+export const API_KEY_LOOKUP = 'SELECT merchant_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL';
+export const API_KEY_LOOKUP_WITH_ANSWER = `SELECT a.merchant_id, a.key_hash, ${STORED_ANSWER_COLUMNS}
+  FROM api_keys a ${storedAnswerJoin('a.merchant_id', '$2', '$3')}
+ WHERE a.key_hash = $1 AND a.revoked_at IS NULL`;
 
 /**
  * Authenticates `X-Api-Key`. The key is looked up by its SHA-256 (the key itself is never
  * stored or logged) and the stored hash compared in constant time. The key's prefix
  * decides the environment of everything the request touches.
+ *
+ * A keyed write also reads the answer stored under its Idempotency-Key in the same
+ * statement, so that a replay costs one round trip in all (IdempotencyInterceptor).
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(private readonly db: Db) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
@@ -26,14 +37,16 @@ export class ApiKeyGuard implements CanActivate {
     if (!environment || !API_KEY_PATTERN.test(key)) throw invalidKey();
 
     const hash = hashApiKey(key);
-    const rows: { merchant_id: string; key_hash: Buffer }[] = await this.dataSource.query(
-      'SELECT merchant_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
-      [hash],
+    const idempotencyKey = validKeyOrNull(request);
+    const row = await this.db.one<{ merchant_id: string; key_hash: Buffer } & KeyRow>(
+      idempotencyKey === null ? API_KEY_LOOKUP : API_KEY_LOOKUP_WITH_ANSWER,
+      idempotencyKey === null ? [hash] : [hash, environment, idempotencyKey],
     );
-    if (rows.length !== 1 || !timingSafeEqual(rows[0].key_hash, hash)) throw invalidKey();
+    if (!row || !timingSafeEqual(row.key_hash, hash)) throw invalidKey();
 
-    request.auth = { merchantId: rows[0].merchant_id, environment };
-    addLogFields(request, { merchant_id: rows[0].merchant_id, environment });
+    request.auth = { merchantId: row.merchant_id, environment };
+    if (idempotencyKey !== null) request.prefetchedAnswer = { key: idempotencyKey, stored: toStoredKey(row) };
+    addLogFields(request, { merchant_id: row.merchant_id, environment });
     return true;
   }
 }

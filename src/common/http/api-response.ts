@@ -3,6 +3,8 @@
  * exactly as stored, so the body may already be serialised JSON text.
  */
 export class ApiResponse {
+  private text: string | undefined;
+
   constructor(
     readonly status: number,
     readonly body: object | string,
@@ -11,7 +13,8 @@ export class ApiResponse {
 
   /** The body as the exact JSON text that goes on the wire (and into the key store). */
   get json(): string {
-    return typeof this.body === 'string' ? this.body : JSON.stringify(this.body);
+    this.text ??= typeof this.body === 'string' ? this.body : JSON.stringify(this.body);
+    return this.text;
   }
 }
 
