@@ -5,7 +5,8 @@
 const autocannon = require('autocannon');
 const { summarize } = require('./stats');
 
-async function runHttp({ url, connections, seconds, request, expectStatus, tally }) {
+/** `until`: a promise that ends the run early when it settles (e.g. a purge finishing). */
+async function runHttp({ url, connections, seconds, request, expectStatus, tally, until }) {
   const latencies = [];
   let completed = 0;
   const instance = autocannon({
@@ -15,6 +16,7 @@ async function runHttp({ url, connections, seconds, request, expectStatus, tally
     timeout: 10,
     requests: [request],
   });
+  until?.finally(() => instance.stop());
   instance.on('response', (client, status, bytes, ms) => {
     completed++;
     if (status >= 200 && status < 300) latencies.push(ms);

@@ -11,6 +11,7 @@ const { runHttp, header } = require('./load');
 const { Tally } = require('./stats');
 const { webhookDeliveries } = require('./webhooks');
 const { sqlCeiling } = require('./ceiling');
+const { purgeImpact } = require('./purge');
 
 let sequence = 0;
 
@@ -29,7 +30,7 @@ function apiHeaders(ctx, extra = {}) {
 
 /** POST /v1/orders with a unique out_trade_no per request, and a new key per request if keyed. */
 function createOrders({ keyed }) {
-  return (ctx, connections, seconds) => {
+  return (ctx, connections, seconds, until) => {
     const tally = new Tally();
     return runHttp({
       url: ctx.server.url,
@@ -37,6 +38,7 @@ function createOrders({ keyed }) {
       seconds,
       expectStatus: 201,
       tally,
+      until,
       request: {
         method: 'POST',
         path: '/v1/orders',
@@ -111,33 +113,6 @@ const replay = {
   },
 };
 
-// ─── EXTENSION POINT: the purge scenario (to be added with the purge CLI) ─────────────
-// DESIGN.md §5: "create-with-key p99 at 10 connections before and during a purge of
-// 1,000,000 expired keys"; target: p99 during ÷ p99 before ≤ 1.5. A sketch:
-//
-//   const purge = {
-//     id: 'purge',
-//     title: 'create order, new key, vs purge',
-//     expect: '201',
-//     connections: [10],
-//     async prepare(ctx) { /* INSERT 1 M expired rows into idempotency_keys for
-//                             ctx.server.merchantId (generate_series, expires_at in the past) */ },
-//     async run(ctx, connections, seconds) {
-//       const before = await createWithKey.run(ctx, connections, seconds);
-//       // spawn `node dist/idempotency/purge.cli.js` with DATABASE_URL = ctx.database.url
-//       // (register it with ctx.cleanup.push so it is stopped on failure), and measure
-//       // createWithKey.run(…) while it runs (bounded: stop measuring at `seconds` or when
-//       // the purge exits, whichever comes first); check that it deleted the rows.
-//       return [{ id: 'purge-before', title: '…before purge', ...before },
-//               { id: 'purge-during', title: '…during purge', ...during }];
-//     },
-//   };
-//
-// Then add it to SCENARIOS below and its ratio to RATIOS in report.js (an entry is
-// already sketched there). The warm-up run calls run() too: skip the purge when
-// seconds < ctx.settings.seconds, or set `warmup: false` on the scenario.
-// ───────────────────────────────────────────────────────────────────────────────────────
-
-const SCENARIOS = [createWithKey, createWithoutKey, replay, webhookDeliveries, sqlCeiling];
+const SCENARIOS = [createWithKey, createWithoutKey, replay, webhookDeliveries, sqlCeiling, purgeImpact(createWithKey)];
 
 module.exports = { SCENARIOS, nextTradeNo, orderBody };
