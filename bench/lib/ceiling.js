@@ -11,13 +11,14 @@ const { hashApiKey } = require('../../dist/merchants/api-key.js');
 const { toOrderObject } = require('../../dist/orders/order.js');
 const { INSERT_ORDER } = require('../../dist/orders/orders.service.js');
 const { API_KEY_LOOKUP_WITH_ANSWER } = require('../../dist/common/auth/api-key.guard.js');
-const { IdempotencyStore } = require('../../dist/idempotency/idempotency.store.js');
+const { IdempotencyStore, PREPARED_STATEMENTS } = require('../../dist/idempotency/idempotency.store.js');
 const { SAVEPOINT } = require('../../dist/idempotency/idempotency.interceptor.js');
 const { ApiResponse } = require('../../dist/common/http/api-response.js');
 const { connect } = require('./database');
 const { summarize, Tally } = require('./stats');
 
-const store = new IdempotencyStore(null);
+// The store only builds statements here; the PREPAREs go to each client once, as Db does.
+const store = new IdempotencyStore({ prepareOnEveryConnection: () => undefined });
 
 /** Several statements in one simple-query message, as src/database/db.ts sends them. */
 const simple = (client, statements) => client.query(statements.join(';\n'));
@@ -30,14 +31,14 @@ const simple = (client, statements) => client.query(statements.join(';\n'));
  */
 async function keyedCreate(client, merchantId, keyHash, outTradeNo) {
   const scope = { merchantId, environment: 'test', key: randomUUID() };
-  const auth = (await client.query(API_KEY_LOOKUP_WITH_ANSWER, [keyHash, 'test', scope.key])).rows[0];
+  const auth = (await client.query({ ...API_KEY_LOOKUP_WITH_ANSWER, values: [keyHash, 'test', scope.key] })).rows[0];
   if (!auth || auth.method !== null) throw new Error('the API key was not found, or a new key was stored');
   try {
     const [, claimed] = await simple(client, ['BEGIN', store.claimStatement(scope), SAVEPOINT]);
     if (!claimed.rows[0].locked || claimed.rows[0].method !== null) throw new Error('a new key was found locked or stored');
     const body = { out_trade_no: outTradeNo, amount: 2990, currency: 'USD', subject: 'Annual plan' };
     const params = [newId('ord'), merchantId, 'test', outTradeNo, 2990, 'USD', 'Annual plan', null, {}, null, null];
-    const order = (await client.query(INSERT_ORDER, params)).rows[0];
+    const order = (await client.query({ ...INSERT_ORDER, values: params })).rows[0];
     if (!order) throw new Error(`out_trade_no ${outTradeNo} was taken`);
     const requestId = `req_${randomBytes(16).toString('hex')}`;
     const response = new ApiResponse(201, { data: toOrderObject(order), request_id: requestId }, { Location: `/v1/orders/${order.id}` });
@@ -67,6 +68,7 @@ const sqlCeiling = {
         }),
       ),
     );
+    await Promise.all(clients.map((client) => simple(client, PREPARED_STATEMENTS)));
     const tally = new Tally();
     const latencies = [];
     let completed = 0;

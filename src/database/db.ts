@@ -12,6 +12,12 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 
+/** A statement that pg prepares once per connection (plan cache), then executes by name. */
+export interface NamedStatement {
+  name: string;
+  text: string;
+}
+
 interface OpenTransaction {
   client: PoolClient;
   /** Statements sent with COMMIT; a failing one rolls everything back. */
@@ -21,6 +27,9 @@ interface OpenTransaction {
 @Injectable()
 export class Db {
   private readonly current = new AsyncLocalStorage<OpenTransaction>();
+  /** PREPARE statements every connection needs before its first opening message. */
+  private readonly preparations: string[] = [];
+  private readonly prepared = new WeakSet<PoolClient>();
 
   constructor(private readonly dataSource: DataSource) {}
 
@@ -29,12 +38,13 @@ export class Db {
     return (this.dataSource.driver as unknown as { master: Pool }).master;
   }
 
-  async rows<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T[]> {
+  async rows<T = Record<string, unknown>>(sql: string | NamedStatement, params: unknown[] = []): Promise<T[]> {
     const target = this.current.getStore()?.client ?? this.pool;
-    return ((await target.query(sql, params)) as QueryResult).rows as T[];
+    const query = typeof sql === 'string' ? { text: sql, values: params } : { ...sql, values: params };
+    return ((await target.query(query)) as QueryResult).rows as T[];
   }
 
-  async one<T = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<T | null> {
+  async one<T = Record<string, unknown>>(sql: string | NamedStatement, params: unknown[] = []): Promise<T | null> {
     return (await this.rows<T>(sql, params))[0] ?? null;
   }
 
@@ -56,8 +66,11 @@ export class Db {
     const onError = (error: Error) => (broken = error);
     client.on('error', onError);
     try {
-      const opened = await simpleQuery(client, ['BEGIN', ...opening]);
-      const result = await this.current.run(transaction, () => fn(opened.slice(1)));
+      // A connection's first opening message also PREPAREs what later ones EXECUTE.
+      const prepare = opening.length > 0 && !this.prepared.has(client) ? this.preparations : [];
+      const opened = await simpleQuery(client, [...prepare, 'BEGIN', ...opening]);
+      if (prepare.length > 0) this.prepared.add(client);
+      const result = await this.current.run(transaction, () => fn(opened.slice(prepare.length + 1)));
       await simpleQuery(client, [...transaction.closing, 'COMMIT']);
       return result;
     } catch (error) {
@@ -68,6 +81,14 @@ export class Db {
       // A connection that broke or could not even roll back is discarded, not reused.
       client.release(broken);
     }
+  }
+
+  /**
+   * Registers PREPARE statements, so that opening and closing statements can EXECUTE a
+   * cached plan instead of being parsed and planned on every request.
+   */
+  prepareOnEveryConnection(statements: readonly string[]): void {
+    this.preparations.push(...statements);
   }
 
   /** Queues statements (escaped, without parameters) to run just before COMMIT. */

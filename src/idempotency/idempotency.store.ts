@@ -49,47 +49,60 @@ export function storedAnswerJoin(merchant: string, environment: string, key: str
 }
 
 /**
- * The idempotency_keys table. claimStatement() and saveStatements() travel with BEGIN
- * and COMMIT (see Db), so they carry their values as escaped literals.
+ * The statements that travel with BEGIN and COMMIT, prepared once per connection (Db),
+ * so that each request only EXECUTEs a cached plan with escaped literals.
+ *
+ * claim: tries the key's transaction-scoped advisory lock and reads its stored answer.
+ * The lock id is a 64-bit hash of the scope, computed by PostgreSQL so every instance
+ * agrees. The read's snapshot may predate a competitor's commit that released the lock;
+ * saving then fails on KEY_CONSTRAINT and the caller replays the competitor's answer.
+ *
+ * delete + insert: store the answer, replacing an expired one; an unexpired one makes the
+ * INSERT fail on KEY_CONSTRAINT, which rolls the whole transaction back.
  */
+export const PREPARED_STATEMENTS = [
+  `PREPARE kuko_idempotency_claim(text, text, text) AS
+     SELECT pg_try_advisory_xact_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0)) AS locked,
+            ${STORED_ANSWER_COLUMNS}
+       FROM (SELECT 1) AS one ${storedAnswerJoin('$1', '$2', '$3')}`,
+  `PREPARE kuko_idempotency_delete_expired(text, text, text) AS
+     DELETE FROM idempotency_keys
+      WHERE merchant_id = $1 AND environment = $2 AND key = $3 AND expires_at <= now()`,
+  `PREPARE kuko_idempotency_insert(text, text, text, text, text, bytea, smallint, text, jsonb, text, int) AS
+     INSERT INTO idempotency_keys
+            (merchant_id, environment, key, method, path, fingerprint,
+             response_status, response_body, response_headers, request_id, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))`,
+];
+
+/** The idempotency_keys table. */
 @Injectable()
 export class IdempotencyStore {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    db.prepareOnEveryConnection(PREPARED_STATEMENTS);
+  }
 
-  /**
-   * Tries the key's transaction-scoped advisory lock and reads its stored answer. The
-   * lock id is a 64-bit hash of the scope, computed by PostgreSQL so every instance
-   * agrees. The read's snapshot may predate a competitor's commit that released the lock;
-   * saving then fails on the primary key, and the caller replays the competitor's answer.
-   */
   claimStatement({ merchantId, environment, key }: KeyScope): string {
-    const [m, e, k] = [literal(merchantId), literal(environment), literal(key)];
-    return `SELECT pg_try_advisory_xact_lock(hashtextextended(${m} || '/' || ${e} || '/' || ${k}, 0)) AS locked, ${STORED_ANSWER_COLUMNS}
-              FROM (SELECT 1) AS one ${storedAnswerJoin(m, e, k)}`;
+    return `EXECUTE kuko_idempotency_claim(${literal(merchantId)}, ${literal(environment)}, ${literal(key)})`;
   }
 
   toClaim(row: KeyRow & { locked: boolean }): Claim {
     return { locked: row.locked, stored: toStoredKey(row) };
   }
 
-  /**
-   * Stores the answer under the key: an expired answer is deleted first; an unexpired one
-   * makes the INSERT fail on KEY_CONSTRAINT, which rolls the whole transaction back.
-   */
   saveStatements(scope: KeyScope, request: StoredRequest, response: ApiResponse, requestId: string, ttlSeconds: number) {
     const [m, e, k] = [literal(scope.merchantId), literal(scope.environment), literal(scope.key)];
     const headers = Object.fromEntries(
       REPLAYED_HEADERS.filter((name) => name in response.headers).map((name) => [name, response.headers[name]]),
     );
+    const values = [
+      m, e, k, literal(request.method), literal(request.path), literal(request.fingerprint),
+      literal(response.status), literal(response.json), literal(JSON.stringify(headers)), literal(requestId),
+      literal(ttlSeconds),
+    ];
     return [
-      `DELETE FROM idempotency_keys
-        WHERE merchant_id = ${m} AND environment = ${e} AND key = ${k} AND expires_at <= now()`,
-      `INSERT INTO idempotency_keys
-              (merchant_id, environment, key, method, path, fingerprint,
-               response_status, response_body, response_headers, request_id, expires_at)
-       VALUES (${m}, ${e}, ${k}, ${literal(request.method)}, ${literal(request.path)}, ${literal(request.fingerprint)},
-               ${literal(response.status)}, ${literal(response.json)}, ${literal(JSON.stringify(headers))}::jsonb,
-               ${literal(requestId)}, now() + make_interval(secs => ${literal(ttlSeconds)}))`,
+      `EXECUTE kuko_idempotency_delete_expired(${m}, ${e}, ${k})`,
+      `EXECUTE kuko_idempotency_insert(${values.join(', ')})`,
     ];
   }
 

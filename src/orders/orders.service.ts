@@ -4,17 +4,19 @@ import { DomainError, notFound } from '../common/errors/domain-error';
 import { Page } from '../common/http/api-response';
 import { newId } from '../common/ids';
 import { keysetPage, PageQuery } from '../common/pagination';
-import { Db } from '../database/db';
+import { Db, NamedStatement } from '../database/db';
 import { CreateOrderDto } from './dto/create-order.dto';
 import { ORDER_COLUMNS, OrderObject, OrderRow, toOrderObject } from './order';
 
 /** Claims out_trade_no; no row back means the order exists already. */
-export const INSERT_ORDER = `
-  INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject, description,
-                      metadata, notify_url, return_url)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-  ON CONFLICT ON CONSTRAINT orders_out_trade_no_key DO NOTHING
-  RETURNING ${ORDER_COLUMNS}`;
+export const INSERT_ORDER: NamedStatement = {
+  name: 'kuko_insert_order',
+  text: `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject, description,
+                            metadata, notify_url, return_url)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         ON CONFLICT ON CONSTRAINT orders_out_trade_no_key DO NOTHING
+         RETURNING ${ORDER_COLUMNS}`,
+};
 
 export interface CreatedOrder {
   order: OrderObject;

@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { Db } from '../../database/db';
+import { Db, NamedStatement } from '../../database/db';
 import { KeyRow, STORED_ANSWER_COLUMNS, storedAnswerJoin, toStoredKey } from '../../idempotency/idempotency.store';
 import { validKeyOrNull } from '../../idempotency/idempotency-scope';
 import { API_KEY_PATTERN, environmentOf, hashApiKey } from '../../merchants/api-key';
@@ -9,10 +9,16 @@ import { DomainError } from '../errors/domain-error';
 import { addLogFields } from '../logging/request-logging';
 
 /** The API-key lookup; with $2/$3 (environment, Idempotency-Key) it also reads the stored answer. */
-export const API_KEY_LOOKUP = 'SELECT merchant_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL';
-export const API_KEY_LOOKUP_WITH_ANSWER = `SELECT a.merchant_id, a.key_hash, ${STORED_ANSWER_COLUMNS}
-  FROM api_keys a ${storedAnswerJoin('a.merchant_id', '$2', '$3')}
- WHERE a.key_hash = $1 AND a.revoked_at IS NULL`;
+export const API_KEY_LOOKUP: NamedStatement = {
+  name: 'kuko_api_key_lookup',
+  text: 'SELECT merchant_id, key_hash FROM api_keys WHERE key_hash = $1 AND revoked_at IS NULL',
+};
+export const API_KEY_LOOKUP_WITH_ANSWER: NamedStatement = {
+  name: 'kuko_api_key_lookup_with_answer',
+  text: `SELECT a.merchant_id, a.key_hash, ${STORED_ANSWER_COLUMNS}
+           FROM api_keys a ${storedAnswerJoin('a.merchant_id', '$2', '$3')}
+          WHERE a.key_hash = $1 AND a.revoked_at IS NULL`,
+};
 
 /**
  * Authenticates `X-Api-Key`. The key is looked up by its SHA-256 (the key itself is never
