@@ -15,6 +15,8 @@ const RATIOS = [
 const REPORTED = [
   { figure: 'idempotent create p99 (ms)', row: 'create-key', metric: 'p99', connections: [50] },
   { figure: 'webhook deliveries/s, 1/2 duplicates', row: 'webhooks', metric: 'rps' },
+  { figure: 'webhook deliveries/s, all new', row: 'webhooks-new', metric: 'rps' },
+  { figure: 'webhook deliveries/s, all duplicates', row: 'webhooks-dup', metric: 'rps' },
 ];
 
 function evaluate(rows) {

@@ -113,6 +113,6 @@ const replay = {
   },
 };
 
-const SCENARIOS = [createWithKey, createWithoutKey, replay, webhookDeliveries, sqlCeiling, purgeImpact(createWithKey)];
+const SCENARIOS = [createWithKey, createWithoutKey, replay, ...webhookDeliveries, sqlCeiling, purgeImpact(createWithKey)];
 
 module.exports = { SCENARIOS, nextTradeNo, orderBody };

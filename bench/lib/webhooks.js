@@ -1,8 +1,8 @@
 'use strict';
-// Webhook deliveries, half of them duplicates. Even requests carry a new
-// payment.succeeded event for a pending order of its own (applied: order paid, one
-// fulfilment); odd requests re-send an event already answered, with a fresh timestamp
-// and signature (a duplicate: nothing changes). Every request is signed as a provider
+// Webhook deliveries: new payment.succeeded events, each for a pending order of its own
+// (applied: order paid, one fulfilment), and duplicates, which re-send an event already
+// answered with a fresh timestamp and signature (nothing changes). Three mixes: half and
+// half (DESIGN.md §5), all new, all duplicates (the first few are new, to have some). Every request is signed as a provider
 // would (Standard Webhooks, the `standardwebhooks` library the server verifies with).
 const { randomBytes } = require('node:crypto');
 const { Webhook } = require('standardwebhooks');
@@ -41,71 +41,81 @@ function paymentSucceeded(orderId) {
   return { id, body };
 }
 
-const webhookDeliveries = {
-  id: 'webhooks',
-  title: 'webhook deliveries, 1/2 duplicates',
-  short: 'webhooks',
-  expect: '200',
-  async run(ctx, connections, seconds) {
-    const orders = await pendingOrders(ctx, Math.ceil(seconds * MAX_NEW_EVENTS_PER_SECOND));
-    const signer = new Webhook(ctx.server.webhookSecret);
-    const answered = []; // events whose first delivery has been answered: safe to duplicate
-    const tally = new Tally();
-    let sent = 0;
-    const figures = await runHttp({
-      url: ctx.server.url,
-      connections,
-      seconds,
-      expectStatus: 200,
-      tally,
-      request: {
-        method: 'POST',
-        path: '/v1/webhooks/kukopay',
-        headers: { 'content-type': 'application/json' },
-        setupRequest(request, context) {
-          let duplicate = sent++ % 2 === 1 && answered.length > 0;
-          if (!duplicate && orders.length === 0) {
-            tally.bad('ran out of pending orders: raise MAX_NEW_EVENTS_PER_SECOND');
-            duplicate = answered.length > 0;
-          }
-          const event = duplicate
-            ? answered[Math.floor(Math.random() * answered.length)]
-            : paymentSucceeded(orders.pop() ?? 'ord_missing');
-          context.event = event;
-          context.duplicate = duplicate;
-          const now = new Date();
-          return {
-            ...request,
-            headers: {
-              ...request.headers,
-              'webhook-id': event.id,
-              'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-              'webhook-signature': signer.sign(event.id, now, event.body),
-            },
-            body: event.body,
-          };
+function deliveries({ id, title, short, duplicates, connections: counts }) {
+  return {
+    id,
+    title,
+    short,
+    expect: '200',
+    connections: counts,
+    async run(ctx, connections, seconds) {
+      const orders = await pendingOrders(ctx, Math.ceil(seconds * MAX_NEW_EVENTS_PER_SECOND));
+      const signer = new Webhook(ctx.server.webhookSecret);
+      const answered = []; // events whose first delivery has been answered: safe to duplicate
+      const tally = new Tally();
+      let sent = 0;
+      const figures = await runHttp({
+        url: ctx.server.url,
+        connections,
+        seconds,
+        expectStatus: 200,
+        tally,
+        request: {
+          method: 'POST',
+          path: '/v1/webhooks/kukopay',
+          headers: { 'content-type': 'application/json' },
+          setupRequest(request, context) {
+            const turn = sent++;
+            let duplicate = answered.length > 0 && (duplicates === 'all' || (duplicates === 'half' && turn % 2 === 1));
+            if (!duplicate && orders.length === 0) {
+              tally.bad('ran out of pending orders: raise MAX_NEW_EVENTS_PER_SECOND');
+              duplicate = answered.length > 0;
+            }
+            const event = duplicate
+              ? answered[Math.floor(Math.random() * answered.length)]
+              : paymentSucceeded(orders.pop() ?? 'ord_missing');
+            context.event = event;
+            context.duplicate = duplicate;
+            const now = new Date();
+            return {
+              ...request,
+              headers: {
+                ...request.headers,
+                'webhook-id': event.id,
+                'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+                'webhook-signature': signer.sign(event.id, now, event.body),
+              },
+              body: event.body,
+            };
+          },
+          onResponse(status, body, context) {
+            if (status !== 200) return;
+            let data;
+            try {
+              data = JSON.parse(body).data ?? {};
+            } catch {
+              return tally.bad(`an answer that is not JSON: ${body}`);
+            }
+            if (context.duplicate) {
+              tally.note('duplicate');
+              if (data.duplicate !== true) tally.bad(`a re-sent event was not seen as a duplicate: ${body}`);
+            } else {
+              tally.note(data.status ?? 'duplicate');
+              if (data.status !== 'processed') tally.bad(`a new event was not processed: ${body}`);
+              answered.push(context.event);
+            }
+          },
         },
-        onResponse(status, body, context) {
-          if (status !== 200) return;
-          let data;
-          try {
-            data = JSON.parse(body).data ?? {};
-          } catch {
-            return tally.bad(`an answer that is not JSON: ${body}`);
-          }
-          if (context.duplicate) {
-            tally.note('duplicate');
-            if (data.duplicate !== true) tally.bad(`a re-sent event was not seen as a duplicate: ${body}`);
-          } else {
-            tally.note(data.status ?? 'duplicate');
-            if (data.status !== 'processed') tally.bad(`a new event was not processed: ${body}`);
-            answered.push(context.event);
-          }
-        },
-      },
-    });
-    return figures;
-  },
-};
+      });
+      return figures;
+    },
+  };
+}
+
+const webhookDeliveries = [
+  deliveries({ id: 'webhooks', title: 'webhook deliveries, 1/2 duplicates', short: 'webhooks', duplicates: 'half' }),
+  deliveries({ id: 'webhooks-new', title: 'webhook deliveries, all new', short: 'webhooks, new', duplicates: 'none', connections: [10] }),
+  deliveries({ id: 'webhooks-dup', title: 'webhook deliveries, all duplicates', short: 'webhooks, dup', duplicates: 'all', connections: [10] }),
+];
 
 module.exports = { webhookDeliveries };

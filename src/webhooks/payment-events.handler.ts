@@ -1,10 +1,25 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { newId } from '../common/ids';
-import { Db } from '../database/db';
+import { Db, NamedStatement } from '../database/db';
 import { Environment } from '../database/environment';
 import { money, OrderStatus } from '../orders/order';
 import { field, optionalString, WebhookEvent } from './webhook-event';
 import { EventOutcome, notReady, WebhookEventHandler } from './webhook-event-handler';
+
+const LOCK_ORDER: NamedStatement = {
+  name: 'kuko_lock_order_for_payment',
+  text: 'SELECT id, merchant_id, environment, status, amount, currency FROM orders WHERE id = $1 FOR UPDATE',
+};
+const MARK_PAID: NamedStatement = {
+  name: 'kuko_mark_order_paid',
+  text: `UPDATE orders SET status = 'paid', paid_at = now() WHERE id = $1`,
+};
+const INSERT_FULFILMENT: NamedStatement = {
+  name: 'kuko_insert_fulfilment',
+  text: `INSERT INTO fulfillments (id, merchant_id, environment, order_id, provider, event_id, provider_payment_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
+         ON CONFLICT ON CONSTRAINT fulfillments_order_id_key DO NOTHING`,
+};
 
 interface LockedOrder {
   id: string;
@@ -57,22 +72,22 @@ export class PaymentEventsHandler implements WebhookEventHandler {
       );
       return outcome(order, 'rejected', `payment of ${payment.amount} ${payment.currency} does not match the order's ${order.amount} ${order.currency}`);
     }
-    await this.db.rows(`UPDATE orders SET status = 'paid', paid_at = now() WHERE id = $1`, [order.id]);
-    await this.db.rows(
-      `INSERT INTO fulfillments (id, merchant_id, environment, order_id, provider, event_id, provider_payment_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT ON CONSTRAINT fulfillments_order_id_key DO NOTHING`,
-      [newId('ful'), order.merchant_id, order.environment, order.id, provider, event.id, payment.paymentId],
-    );
+    await this.db.rows(MARK_PAID, [order.id]);
+    await this.db.rows(INSERT_FULFILMENT, [
+      newId('ful'),
+      order.merchant_id,
+      order.environment,
+      order.id,
+      provider,
+      event.id,
+      payment.paymentId,
+    ]);
     return outcome(order, 'processed', null);
   }
 
   /** Locks the order row for the rest of the transaction, or asks the provider to retry. */
   private async lockOrder(orderId: string): Promise<LockedOrder> {
-    const order = await this.db.one<LockedOrder>(
-      `SELECT id, merchant_id, environment, status, amount, currency FROM orders WHERE id = $1 FOR UPDATE`,
-      [orderId],
-    );
+    const order = await this.db.one<LockedOrder>(LOCK_ORDER, [orderId]);
     if (!order) throw notReady('Order', orderId, 'data.order_id');
     return order;
   }

@@ -8,9 +8,25 @@
  * provider's retry applies it later. Nothing here lives in process memory.
  */
 import { Inject, Injectable } from '@nestjs/common';
-import { Db } from '../database/db';
+import { Db, NamedStatement } from '../database/db';
 import { WebhookEvent } from './webhook-event';
 import { EventOutcome, WEBHOOK_EVENT_HANDLERS, WebhookEventHandler } from './webhook-event-handler';
+
+/** Claims the event; no row back means it was received before. */
+const CLAIM_EVENT: NamedStatement = {
+  name: 'kuko_claim_webhook_event',
+  text: `INSERT INTO webhook_events (provider, event_id, type, status, payload)
+         VALUES ($1, $2, $3, 'ignored', $4)
+         ON CONFLICT ON CONSTRAINT webhook_events_pkey DO NOTHING
+         RETURNING 1`,
+};
+
+const RECORD_OUTCOME: NamedStatement = {
+  name: 'kuko_record_webhook_outcome',
+  text: `UPDATE webhook_events
+            SET status = $3, reason = $4, merchant_id = $5, environment = $6, order_id = $7, refund_id = $8
+          WHERE provider = $1 AND event_id = $2`,
+};
 
 export type ReceiveResult = { duplicate: true } | { duplicate: false; outcome: EventOutcome };
 
@@ -27,23 +43,13 @@ export class WebhookReceiver {
 
   receive(provider: string, event: WebhookEvent): Promise<ReceiveResult> {
     return this.db.transaction(async () => {
-      const claimed = await this.db.one(
-        `INSERT INTO webhook_events (provider, event_id, type, status, payload)
-         VALUES ($1, $2, $3, 'ignored', $4)
-         ON CONFLICT ON CONSTRAINT webhook_events_pkey DO NOTHING
-         RETURNING 1`,
-        [provider, event.id, event.type, event],
-      );
+      const claimed = await this.db.one(CLAIM_EVENT, [provider, event.id, event.type, event]);
       if (!claimed) return { duplicate: true };
       const handler = this.handlers.get(event.type);
       const outcome: EventOutcome = handler
         ? await handler.apply(event, provider)
         : { status: 'ignored', reason: `unknown event type ${event.type}` };
-      await this.db.rows(
-        `UPDATE webhook_events
-            SET status = $3, reason = $4, merchant_id = $5, environment = $6, order_id = $7, refund_id = $8
-          WHERE provider = $1 AND event_id = $2`,
-        [
+      await this.db.rows(RECORD_OUTCOME, [
           provider,
           event.id,
           outcome.status,
