@@ -85,6 +85,7 @@ async function run(cleanup, settings) {
       }
       const result = await scenario.run(ctx, connections, settings.seconds);
       for (const figures of Array.isArray(result) ? result : [{ id: scenario.id, title: scenario.title, ...result }]) {
+        // A scenario that reports several rows may name each (figures.short wins).
         const row = { short: scenario.short, connections, ...figures };
         rows.push(row);
         for (const problem of problemsOf(row)) failures.push(`${row.title} @ ${connections}: ${problem}`);

@@ -3,7 +3,7 @@
 // connection count: throughput on top, p99 latency below. Plain SVG text, no library.
 
 const COLORS = ['#4c78a8', '#f58518', '#54a24b', '#b279a2'];
-const WIDTH = 860;
+const WIDTH = 1040;
 const PANEL = { top: 90, height: 190, gap: 80, left: 70, right: 20 };
 
 const escape = (text) => String(text).replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]);
@@ -49,14 +49,17 @@ function panel(report, { metric, title, unit, top }) {
       const shown = value >= 100 ? Math.round(value).toLocaleString('en-US') : value.toFixed(1);
       parts.push(text(x + barWidth / 2, y(value) - 4, shown, 'text-anchor="middle" font-size="10" fill="#333"'));
     });
-    parts.push(text(center, top + PANEL.height + 16, label, 'text-anchor="middle" font-size="12"'));
+    // Labels wrap at their comma, so that neighbours never overlap.
+    String(label)
+      .split(', ')
+      .forEach((line, i) => parts.push(text(center, top + PANEL.height + 15 + i * 13, line, 'text-anchor="middle" font-size="11"')));
   });
   return parts.join('\n');
 }
 
 function chart(report) {
   const counts = [...new Set(report.rows.map((r) => r.connections))];
-  const height = PANEL.top + 2 * PANEL.height + PANEL.gap + 40;
+  const height = PANEL.top + 2 * PANEL.height + PANEL.gap + 58;
   const legend = counts
     .map((connections, c) => {
       const x = WIDTH - PANEL.right - 130 * (counts.length - c);

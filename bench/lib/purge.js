@@ -57,8 +57,13 @@ function purgeImpact(createWithKey) {
         ctx.log(`  purge: ${result.deleted.toLocaleString('en')} keys in ${(result.durationMs / 1000).toFixed(1)} s = ${rowsPerSecond.toLocaleString('en')} rows/s`);
         ctx.purge = { deleted: result.deleted, seconds: result.durationMs / 1000, rowsPerSecond };
         return [
-          { id: 'purge-before', title: 'create order, new key, before purge', ...before },
-          { id: 'purge-during', title: `create order, new key, during purge (${rowsPerSecond.toLocaleString('en')} rows/s)`, ...during },
+          { id: 'purge-before', title: 'create order, new key, before purge', short: 'create + key, before purge', ...before },
+          {
+            id: 'purge-during',
+            title: `create order, new key, during purge (${rowsPerSecond.toLocaleString('en')} rows/s)`,
+            short: 'create + key, during purge',
+            ...during,
+          },
         ];
       } finally {
         await dataSource.destroy();
