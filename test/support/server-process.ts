@@ -6,6 +6,8 @@ import { freePort } from '../../src/database/embedded-postgres';
 export interface ServerProcess {
   url: string;
   child: ChildProcess;
+  /** Every line the server printed on stdout so far (its JSON logs). */
+  stdout: string[];
   /** Resolves when the process has exited. */
   exited: Promise<void>;
   kill(signal?: NodeJS.Signals): Promise<void>;
@@ -21,9 +23,11 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const stdout: string[] = [];
   await new Promise<void>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
+      stdout.push(line);
       if (line.includes('Listening on')) resolve();
     });
     child.once('exit', (code) => reject(new Error(`server exited with ${code} before listening: ${stderr}`)));
@@ -31,6 +35,7 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   return {
     url: `http://127.0.0.1:${port}`,
     child,
+    stdout,
     exited,
     kill: async (signal = 'SIGKILL') => {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);

@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { createMerchant, orderBody } from './support/factories';
+import { startServerProcess } from './support/server-process';
+import { startTestApp, TestApp } from './support/test-app';
+
+describe('structured logs (SPEC §10)', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('logs one JSON line per request with its id, merchant and idempotency outcome, and no credentials', async () => {
+    const { id: merchantId, testKey } = await createMerchant(t);
+    const server = await startServerProcess({ DATABASE_URL: t.db.url, ADMIN_TOKEN: 'logging-admin-token-0123456789' });
+    try {
+      const key = randomUUID();
+      const body = orderBody();
+      const send = () => request(server.url).post('/v1/orders').set('X-Api-Key', testKey).set('Idempotency-Key', key).send(body);
+      const first = await send().expect(201);
+      const replay = await send().expect(201);
+      await request(server.url).post('/v1/admin/merchants').set('Authorization', 'Bearer logging-admin-token-0123456789').send({ name: 'L' }).expect(201);
+      await server.kill('SIGTERM');
+
+      const lines = server.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);
+      const completed = lines.filter((line) => line.msg === 'request completed');
+      const executed = completed.find((line) => line.request_id === first.headers['x-request-id']);
+      expect(executed).toMatchObject({ level: 'info', method: 'POST', url: '/v1/orders', status: 201, merchant_id: merchantId, environment: 'test', idempotency: 'executed' });
+      const replayed = completed.find((line) => line.idempotency === 'replayed');
+      expect(replayed).toMatchObject({ original_request_id: first.headers['x-request-id'], status: 201 });
+      expect(replayed!.request_id).not.toBe(first.headers['x-request-id']);
+      expect(replay.headers['x-request-id']).toBe(first.headers['x-request-id']);
+
+      const everything = server.stdout.join('\n');
+      expect(everything).not.toContain(testKey);
+      expect(everything).not.toContain('logging-admin-token-0123456789');
+    } finally {
+      await server.kill();
+    }
+  });
+});
