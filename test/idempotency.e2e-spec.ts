@@ -1,6 +1,7 @@
 import type { Test } from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { expectError, expectSuccess } from './support/expect-error';
+import { fingerprint } from '../src/idempotency/canonical-json';
 import { createMerchant, createOrder, orderBody, TestMerchant } from './support/factories';
 import { injectFault, killServerMidRequest, waitForAnAdvisoryLock, waitForNoAdvisoryLocks } from './support/faults';
 import { startTestApp, TestApp } from './support/test-app';
@@ -335,6 +336,35 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
         expect((row.expires_at.getTime() - row.created_at.getTime()) / 1000).toBe(60);
       } finally {
         await short.close();
+      }
+    });
+  });
+
+  describe('a competitor that stores the key after our claim read it', () => {
+    it('rolls our writes back and replays the competitor’s answer', async () => {
+      const key = randomUUID();
+      const body = orderBody();
+      const restore = await injectFault(t.db.pool, 'orders', `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(0.5); END IF;`);
+      try {
+        const ours = create(key, body).then((r) => r);
+        // While our request runs (it holds the lock), an answer for the key commits, as
+        // one whose commit our claim's snapshot could not see would.
+        await waitForAnAdvisoryLock(t.db.pool);
+        const theirs = JSON.stringify({ data: { id: 'ord_theirs' }, request_id: 'req_theirs' });
+        await t.db.pool.query(
+          `INSERT INTO idempotency_keys (merchant_id, environment, key, method, path, fingerprint,
+                                         response_status, response_body, request_id, expires_at)
+           VALUES ($1, 'test', $2, 'POST', '/v1/orders', $3, 201, $4, 'req_theirs', now() + interval '1 hour')`,
+          [merchant.id, key, fingerprint(body), theirs],
+        );
+        const response = await ours;
+        expect(response.status).toBe(201);
+        expect(response.headers['idempotent-replayed']).toBe('true');
+        expect(response.headers['x-request-id']).toBe('req_theirs');
+        expect(response.text).toBe(theirs);
+        expect(await countOrders(body.out_trade_no as string)).toBe(0);
+      } finally {
+        await restore();
       }
     });
   });

@@ -27,7 +27,7 @@ const simple = (client, statements) => client.query(statements.join(';\n'));
  * One keyed create, round trip for round trip as the server runs it (pool aside), with
  * the server's own SQL, taken from dist/:
  * the API-key lookup that also reads the stored answer; BEGIN + claim + SAVEPOINT; the
- * order insert; DELETE expired + INSERT answer + COMMIT.
+ * order insert; (delete expired +) insert answer + COMMIT.
  */
 async function keyedCreate(client, merchantId, keyHash, outTradeNo) {
   const scope = { merchantId, environment: 'test', key: randomUUID() };
@@ -35,7 +35,8 @@ async function keyedCreate(client, merchantId, keyHash, outTradeNo) {
   if (!auth || auth.method !== null) throw new Error('the API key was not found, or a new key was stored');
   try {
     const [, claimed] = await simple(client, ['BEGIN', store.claimStatement(scope), SAVEPOINT]);
-    if (!claimed.rows[0].locked || claimed.rows[0].method !== null) throw new Error('a new key was found locked or stored');
+    const claim = store.toClaim(claimed.rows[0]);
+    if (!claim.locked || claim.stored || claim.expiredAnswer) throw new Error('a new key was found locked or stored');
     const body = { out_trade_no: outTradeNo, amount: 2990, currency: 'USD', subject: 'Annual plan' };
     const params = [newId('ord'), merchantId, 'test', outTradeNo, 2990, 'USD', 'Annual plan', null, {}, null, null];
     const order = (await client.query({ ...INSERT_ORDER, values: params })).rows[0];
@@ -43,7 +44,7 @@ async function keyedCreate(client, merchantId, keyHash, outTradeNo) {
     const requestId = `req_${randomBytes(16).toString('hex')}`;
     const response = new ApiResponse(201, { data: toOrderObject(order), request_id: requestId }, { Location: `/v1/orders/${order.id}` });
     const incoming = { method: 'POST', path: '/v1/orders', fingerprint: fingerprint(body) };
-    await simple(client, [...store.saveStatements(scope, incoming, response, requestId, 86400), 'COMMIT']);
+    await simple(client, [...store.saveStatements(scope, claim, incoming, response, requestId, 86400), 'COMMIT']);
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

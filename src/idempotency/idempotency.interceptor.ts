@@ -11,7 +11,8 @@
  *      another request holds the key, 409 at once, never queued.
  *   2. the handler. A 2xx, or a 4xx the request itself caused (validation, 404, business
  *      refusal: its writes rolled back to the savepoint), is the answer to store.
- *   3. with COMMIT, in the same round trip: store the answer. Business writes and stored
+ *   3. with COMMIT, in the same round trip: store the answer (replacing an expired one
+ *      the purge has not removed yet). Business writes and stored
  *      answer become visible together or not at all. If a competitor stored the key
  *      since step 1's snapshot, the insert fails, everything rolls back, and its answer
  *      is replayed instead.
@@ -77,7 +78,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       const response = await this.db.transaction(
         async ([claimRows]) => {
-          const claim = this.store.toClaim(claimRows[0] as KeyRow & { locked: boolean });
+          const claim = this.store.toClaim(claimRows[0] as KeyRow & { locked: boolean; live: boolean | null });
           if (claim.stored) return this.answerFromStore(request, claim.stored, incoming);
           if (!claim.locked) {
             this.outcome(request, 'in_progress');
@@ -89,7 +90,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           }
           const answer = await this.runAfterSavepoint(request, run);
           this.db.beforeCommit(
-            ...this.store.saveStatements(scope, incoming, answer, request.id, this.config.idempotencyTtlSeconds),
+            ...this.store.saveStatements(scope, claim, incoming, answer, request.id, this.config.idempotencyTtlSeconds),
           );
           executed = true;
           return answer;

@@ -26,6 +26,8 @@ export interface Claim {
   locked: boolean;
   /** The unexpired answer stored under the key, if any. */
   stored: StoredKey | null;
+  /** An expired answer is still stored (not purged yet): saving must replace it. */
+  expiredAnswer: boolean;
 }
 
 /** Headers that belong to the answer itself and are replayed with it (SPEC §7.4). */
@@ -52,19 +54,22 @@ export function storedAnswerJoin(merchant: string, environment: string, key: str
  * The statements that travel with BEGIN and COMMIT, prepared once per connection (Db),
  * so that each request only EXECUTEs a cached plan with escaped literals.
  *
- * claim: tries the key's transaction-scoped advisory lock and reads its stored answer.
- * The lock id is a 64-bit hash of the scope, computed by PostgreSQL so every instance
- * agrees. The read's snapshot may predate a competitor's commit that released the lock;
- * saving then fails on KEY_CONSTRAINT and the caller replays the competitor's answer.
+ * claim: tries the key's transaction-scoped advisory lock and reads what is stored under
+ * the key, and whether it is still live. The lock id is a 64-bit hash of the scope,
+ * computed by PostgreSQL so every instance agrees. The read's snapshot may predate a
+ * competitor's commit that released the lock; saving then fails on KEY_CONSTRAINT and
+ * the caller replays the competitor's answer.
  *
- * delete + insert: store the answer, replacing an expired one; an unexpired one makes the
- * INSERT fail on KEY_CONSTRAINT, which rolls the whole transaction back.
+ * delete-expired (only when the claim saw an expired answer) + insert: store the answer.
+ * An answer that appeared since the claim makes the INSERT fail on KEY_CONSTRAINT, which
+ * rolls the whole transaction back.
  */
 export const PREPARED_STATEMENTS = [
   `PREPARE kuko_idempotency_claim(text, text, text) AS
      SELECT pg_try_advisory_xact_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0)) AS locked,
-            ${STORED_ANSWER_COLUMNS}
-       FROM (SELECT 1) AS one ${storedAnswerJoin('$1', '$2', '$3')}`,
+            k.expires_at > now() AS live, ${STORED_ANSWER_COLUMNS}
+       FROM (SELECT 1) AS one
+       LEFT JOIN idempotency_keys k ON k.merchant_id = $1 AND k.environment = $2 AND k.key = $3`,
   `PREPARE kuko_idempotency_delete_expired(text, text, text) AS
      DELETE FROM idempotency_keys
       WHERE merchant_id = $1 AND environment = $2 AND key = $3 AND expires_at <= now()`,
@@ -86,11 +91,18 @@ export class IdempotencyStore {
     return `EXECUTE kuko_idempotency_claim(${literal(merchantId)}, ${literal(environment)}, ${literal(key)})`;
   }
 
-  toClaim(row: KeyRow & { locked: boolean }): Claim {
-    return { locked: row.locked, stored: toStoredKey(row) };
+  toClaim(row: KeyRow & { locked: boolean; live: boolean | null }): Claim {
+    return { locked: row.locked, stored: row.live ? toStoredKey(row) : null, expiredAnswer: row.live === false };
   }
 
-  saveStatements(scope: KeyScope, request: StoredRequest, response: ApiResponse, requestId: string, ttlSeconds: number) {
+  saveStatements(
+    scope: KeyScope,
+    claim: Claim,
+    request: StoredRequest,
+    response: ApiResponse,
+    requestId: string,
+    ttlSeconds: number,
+  ): string[] {
     const [m, e, k] = [literal(scope.merchantId), literal(scope.environment), literal(scope.key)];
     const headers = Object.fromEntries(
       REPLAYED_HEADERS.filter((name) => name in response.headers).map((name) => [name, response.headers[name]]),
@@ -100,10 +112,8 @@ export class IdempotencyStore {
       literal(response.status), literal(response.json), literal(JSON.stringify(headers)), literal(requestId),
       literal(ttlSeconds),
     ];
-    return [
-      `EXECUTE kuko_idempotency_delete_expired(${m}, ${e}, ${k})`,
-      `EXECUTE kuko_idempotency_insert(${values.join(', ')})`,
-    ];
+    const insert = `EXECUTE kuko_idempotency_insert(${values.join(', ')})`;
+    return claim.expiredAnswer ? [`EXECUTE kuko_idempotency_delete_expired(${m}, ${e}, ${k})`, insert] : [insert];
   }
 
   /** The unexpired answer under a key, outside any lock. */
