@@ -12,10 +12,9 @@
  *   2. the handler. A 2xx, or a 4xx the request itself caused (validation, 404, business
  *      refusal: its writes rolled back to the savepoint), is the answer to store.
  *   3. with COMMIT, in the same round trip: store the answer (replacing an expired one
- *      the purge has not removed yet). Business writes and stored
- *      answer become visible together or not at all. If a competitor stored the key
- *      since step 1's snapshot, the insert fails, everything rolls back, and its answer
- *      is replayed instead.
+ *      the purge has not removed yet). Business writes and stored answer become visible
+ *      together or not at all. If a competitor stored the key since step 1's snapshot,
+ *      the insert fails, everything rolls back, and its answer is replayed instead.
  *   A 5xx rolls the whole transaction back: nothing stored, the key is free again.
  *
  * The lock is transaction-scoped, so a crash, kill or lost connection frees it: no key
