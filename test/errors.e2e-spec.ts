@@ -41,6 +41,28 @@ describe('the error contract (SPEC §4)', () => {
     expectError(response, 400, 'invalid_json');
   });
 
+  it('refuses JSON nested too deeply, instead of overflowing the stack', async () => {
+    const deep = `{"name":${'['.repeat(20000)}1${']'.repeat(20000)}}`;
+    const response = await admin().set('Content-Type', 'application/json').send(deep);
+    expectError(response, 400, 'parameter_invalid', 'name');
+    const account = await t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', 'deep').set('Content-Type', 'application/json').send(deep);
+    expectError(account, 400, 'parameter_invalid', 'name');
+  });
+
+  it('refuses strings PostgreSQL cannot store: NUL and unpaired surrogates', async () => {
+    const send = (json: string) => admin().set('Content-Type', 'application/json').send(json);
+    expectError(await send('{"name":"a\\u0000b"}'), 400, 'parameter_invalid', 'name');
+    expectError(await send('{"name":"a\\ud800b"}'), 400, 'parameter_invalid', 'name');
+    const order = await t
+      .http()
+      .post('/v1/orders')
+      .set('X-Api-Key', merchant.testKey)
+      .set('Content-Type', 'application/json')
+      .send('{"out_trade_no":"SURR_1","amount":1,"currency":"USD","subject":"s","metadata":{"a":"\\udc00"}}');
+    expectError(order, 400, 'parameter_invalid', 'metadata.a');
+    expectError(await t.http().get('/v1/orders?starting_after=%00').set('X-Api-Key', merchant.testKey), 400, 'parameter_invalid', 'starting_after');
+  });
+
   it('refuses a body over 64 KiB with 413', async () => {
     const response = await admin().send({ name: 'x'.repeat(70 * 1024) });
     expectError(response, 413, 'payload_too_large');

@@ -75,6 +75,15 @@ describe('partial refunds (SPEC §6)', () => {
     expect(await refundSum(paid.id)).toBe(0);
   });
 
+  it('takes an explicit null as invalid, not as absent', async () => {
+    const paid = await createPaidOrder(t, merchant.liveKey);
+    expectError(await refund({ order_id: paid.id, amount: 100, out_refund_no: null }, merchant.liveKey), 400, 'parameter_invalid', 'out_refund_no');
+    expectError(await refund({ order_id: paid.id, amount: null, out_refund_no: 'NULL_1' }, merchant.liveKey), 400, 'parameter_invalid', 'amount');
+    expectError(await refund({ order_id: null, out_trade_no: paid.out_trade_no, out_refund_no: 'NULL_2' }, merchant.liveKey), 400, 'parameter_invalid', 'order_id');
+    const { rows } = await t.db.pool.query('SELECT 1 FROM refunds WHERE order_id = $1', [paid.id]);
+    expect(rows).toEqual([]);
+  });
+
   it('requires out_refund_no in live', async () => {
     const paid = await createPaidOrder(t, merchant.liveKey);
     expectError(await refund({ order_id: paid.id, amount: 1 }, merchant.liveKey), 400, 'parameter_missing', 'out_refund_no');
@@ -123,6 +132,20 @@ describe('partial refunds (SPEC §6)', () => {
     expectSuccess(later, 200);
     expect(later.body.data.amount).toBe(500);
     expect(await order(paid.id)).toMatchObject({ amount_refunded: 500 });
+  });
+
+  it('answers concurrent repeats with the original refund even when it leaves too little for another', async () => {
+    const paid = await createPaidOrder(t, merchant.testKey);
+    const outRefundNo = `RF_${randomUUID()}`;
+    const responses = await Promise.all(Array.from({ length: 6 }, () => refund({ order_id: paid.id, amount: 2000, out_refund_no: outRefundNo })));
+    expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
+    expect(new Set(responses.map((r) => r.body.data.id)).size).toBe(1);
+    expect(await refundSum(paid.id)).toBe(2000);
+    // The same with the default amount, which leaves the order fully refunded.
+    const other = await createPaidOrder(t, merchant.testKey);
+    const whole = `RF_${randomUUID()}`;
+    const all = await Promise.all(Array.from({ length: 6 }, () => refund({ order_id: other.id, out_refund_no: whole })));
+    expect(all.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
   });
 
   it('gets refunds by id, by out_refund_no, and per order', async () => {

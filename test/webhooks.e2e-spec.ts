@@ -131,6 +131,8 @@ describe('the webhook receiver (SPEC §8)', () => {
       ['with an id other than webhook-id', '{"id":"evt_other","type":"x","created_at":"x","data":{}}', 400, 'parameter_invalid', 'id'],
       ['a payment without an amount', '{"id":"evt_same","type":"payment.succeeded","created_at":"x","data":{"order_id":"ord_1","currency":"USD","provider_payment_id":"p"}}', 400, 'parameter_invalid', 'data.amount'],
       ['with a NUL character', '{"id":"evt_same","type":"x","created_at":"x","data":{"note":"a\\u0000b"}}', 400, 'parameter_invalid', 'data.note'],
+      ['with an unpaired surrogate', '{"id":"evt_same","type":"x","created_at":"x","data":{"note":"\\ud800"}}', 400, 'parameter_invalid', 'data.note'],
+      ['nested 20,000 levels deep', `{"id":"evt_same","type":"x","created_at":"x","data":{"n":${'['.repeat(20000)}${']'.repeat(20000)}}}`, 400, 'parameter_invalid', 'data'],
     ])('refuses a signed body that is %s, recording nothing', async (_, body, status, error, param) => {
       const response = await deliver(t, { body, id: 'evt_same' });
       expectError(response, status, error, param);

@@ -35,6 +35,17 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));
   });
 
+  it('never echoes an entry that may be a bare secret', () => {
+    for (const entry of [WHSEC, `Kukopay=${WHSEC}`, `kukopay:${WHSEC}`]) {
+      expect(() => loadConfig({ WEBHOOK_SECRETS: entry })).toThrow(/entry #1 must be provider=whsec_/);
+      try {
+        loadConfig({ WEBHOOK_SECRETS: entry });
+      } catch (error) {
+        expect((error as Error).message).not.toContain(WHSEC.slice(6, 20));
+      }
+    }
+  });
+
   it('never echoes a webhook secret in its message', () => {
     const secret = 'whsec_notbase64!';
     expect(() => loadConfig({ WEBHOOK_SECRETS: `kukopay=${secret}` })).toThrow(/secret #1 of provider "kukopay"/);

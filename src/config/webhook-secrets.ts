@@ -13,11 +13,12 @@ const SECRET = /^whsec_[A-Za-z0-9+/]+={0,2}$/;
 export function parseWebhookSecrets(raw: string | undefined): WebhookSecrets {
   const secrets = new Map<string, Webhook[]>();
   if (raw === undefined) return secrets;
-  for (const entry of raw.split(',')) {
+  for (const [index, entry] of raw.split(',').entries()) {
     const separator = entry.indexOf('=');
     const provider = entry.slice(0, separator).trim();
     if (separator < 0 || !PROVIDER.test(provider)) {
-      throw new Error(`entry "${entry.trim().slice(0, 40)}" must be provider=whsec_…, with a lower-case provider name`);
+      // Only the entry's position: a mistyped entry may be nothing but a secret.
+      throw new Error(`entry #${index + 1} must be provider=whsec_…, with a lower-case provider name`);
     }
     if (secrets.has(provider)) {
       throw new Error(`names provider "${provider}" twice; separate its secrets with spaces instead`);

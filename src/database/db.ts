@@ -75,6 +75,9 @@ export class Db {
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+      // PREPAREs survive a rollback, but this client was not marked as prepared: the next
+      // opening would PREPARE again and fail. Such a client is discarded instead.
+      if (!this.prepared.has(client) && opening.length > 0) broken ??= error as Error;
       throw error;
     } finally {
       client.removeListener('error', onError);

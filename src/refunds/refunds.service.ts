@@ -37,12 +37,15 @@ export class RefundsService {
     if (auth.environment === 'live' && dto.out_refund_no === undefined) {
       throw new DomainError('parameter_missing', 'out_refund_no is required for live refunds.', 'out_refund_no');
     }
-    if (dto.out_refund_no !== undefined) {
-      const existing = await this.findByOutRefundNo(auth, dto.out_refund_no);
-      if (existing) return { refund: existing, created: false };
-    }
+    const repeat = () => (dto.out_refund_no === undefined ? null : this.findByOutRefundNo(auth, dto.out_refund_no));
+    const existing = await repeat();
+    if (existing) return { refund: existing, created: false };
 
     const order = await this.lockOrder(auth, dto);
+    // A concurrent request with this out_refund_no may have refunded the order while we
+    // waited for its lock: its refund is the answer, not a refusal for the amount left.
+    const committedMeanwhile = await repeat();
+    if (committedMeanwhile) return { refund: committedMeanwhile, created: false };
     if (order.status !== 'paid' && order.status !== 'partially_refunded') {
       throw new DomainError('order_not_paid', `Only a paid order can be refunded; order ${order.id} is ${order.status}.`, dto.order_id ? 'order_id' : 'out_trade_no');
     }

@@ -1,6 +1,6 @@
 import secureJsonParse from 'secure-json-parse';
 import { DomainError } from '../common/errors/domain-error';
-import { pathOfNulCharacter } from '../common/validation/nul-character';
+import { refuseUnstorableJson } from '../common/validation/storable-json';
 
 /** A provider event as posted: `{id, type, created_at, data}` (SPEC §8). */
 export interface WebhookEvent {
@@ -26,8 +26,8 @@ export function parseWebhookEvent(raw: Buffer, webhookId: string): WebhookEvent 
     throw invalid('The webhook body must be an event object.', null);
   }
   const event = body as Record<string, unknown>;
-  const nul = pathOfNulCharacter(event, '');
-  if (nul !== null) throw invalid(`${nul} must not contain the NUL character.`, nul);
+  const refusal = refuseUnstorableJson(event);
+  if (refusal) throw refusal;
   for (const field of ['id', 'type', 'created_at'] as const) {
     if (typeof event[field] !== 'string' || event[field] === '') {
       throw invalid(`The event's ${field} must be a non-empty string.`, field);

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import { DomainError } from '../errors/domain-error';
 import { toErrorResponse } from '../errors/error-response';
+import { refuseUnstorableJson } from '../validation/storable-json';
 import { ApiResponse } from './api-response';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
 import { sendApiResponse } from './send';
@@ -68,10 +69,14 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   if (request.url.startsWith(WEBHOOK_PREFIX)) return undefined;
   // An absent body counts as {} (SPEC §7.2); validation then names the missing fields.
   if (body.length === 0) return undefined;
+  let parsed: unknown;
   try {
     // Keys such as __proto__ are refused rather than silently dropped.
-    return secureJsonParse.parse(body.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
+    parsed = secureJsonParse.parse(body.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {
     throw new DomainError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`);
   }
+  const refusal = refuseUnstorableJson(parsed);
+  if (refusal) throw refusal;
+  return parsed;
 }

@@ -1,6 +1,6 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError } from '../errors/domain-error';
-import { pathOfNulCharacter } from '../validation/nul-character';
+import { refuseUnstorableJson } from '../validation/storable-json';
 
 /**
  * Body and query validation with class-validator DTOs. Unknown fields are refused, and
@@ -30,7 +30,7 @@ export function toValidationError(errors: ValidationError[]): DomainError {
   if ('whitelistValidation' in constraints) {
     return new DomainError('parameter_unknown', `Received unknown parameter: ${path}`, path);
   }
-  if (error.value === undefined || error.value === null) {
+  if (error.value === undefined) {
     return new DomainError('parameter_missing', `Missing required parameter: ${path}`, path);
   }
   const message = Object.values(constraints)[0] ?? `${path} is invalid`;
@@ -53,10 +53,9 @@ function firstLeaf(errors: ValidationError[], prefix: string): { error: Validati
  */
 class BodyValidationPipe extends ValidationPipe {
   override transform(value: unknown, metadata: ArgumentMetadata) {
-    const nul = pathOfNulCharacter(value, '');
-    if (nul !== null) {
-      throw new DomainError('parameter_invalid', `${nul || 'The body'} must not contain the NUL character.`, nul || null);
-    }
+    // Bodies were checked when parsed; query strings and path parameters are checked here.
+    const refusal = metadata.type === 'body' ? null : refuseUnstorableJson(value);
+    if (refusal) throw refusal;
     if (metadata.type !== 'body') return super.transform(value, metadata);
     if (value === undefined) return super.transform({}, metadata);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -1,4 +1,13 @@
-import { registerDecorator, ValidationOptions } from 'class-validator';
+import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
+
+/**
+ * An optional field: it may be left out, but when present it must be valid. Unlike
+ * class-validator's IsOptional, an explicit null is not taken as absent (a live refund
+ * with "out_refund_no": null must be refused, not created without one).
+ */
+export function Optional() {
+  return ValidateIf((_object, value) => value !== undefined);
+}
 
 /** Currencies ICU knows, i.e. ISO 4217 alpha codes. */
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));

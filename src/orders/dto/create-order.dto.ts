@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsInt, IsOptional, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
-import { IsCallbackUrl, IsCurrencyCode, IsMetadata, REFERENCE_PATTERN } from '../../common/validation/validators';
+import { IsDefined, IsInt, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsCallbackUrl, IsCurrencyCode, IsMetadata, Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
 
 export const MAX_AMOUNT = 100_000_000_000;
 
@@ -30,23 +30,23 @@ export class CreateOrderDto {
   subject!: string;
 
   @ApiPropertyOptional({ maxLength: 1000 })
-  @IsOptional()
+  @Optional()
   @IsString()
   @MaxLength(1000)
   description?: string;
 
   @ApiPropertyOptional({ example: 'https://merchant.example/kukopay/notify' })
-  @IsOptional()
+  @Optional()
   @IsCallbackUrl()
   notify_url?: string;
 
   @ApiPropertyOptional({ example: 'https://merchant.example/thanks' })
-  @IsOptional()
+  @Optional()
   @IsCallbackUrl()
   return_url?: string;
 
   @ApiPropertyOptional({ example: { customer: 'c_42' }, type: 'object', additionalProperties: { type: 'string' } })
-  @IsOptional()
+  @Optional()
   @IsMetadata()
   metadata?: Record<string, string>;
 }
