@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { createTestDatabase } from './support/database';
+import { startServerProcess } from './support/server-process';
 
 describe('start-up (SPEC §2)', () => {
   const start = (env: Record<string, string>) =>
@@ -20,5 +22,54 @@ describe('start-up (SPEC §2)', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toContain('Invalid configuration: WEBHOOK_SECRETS secret #2 of provider "kukopay"');
     expect(result.stderr).not.toContain('not*base64');
+  });
+
+  it('npm run migration:run applies the migrations once, then has nothing to do', async () => {
+    const db = await createTestDatabase();
+    try {
+      const migrate = () =>
+        spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'database', 'migrate.cli.js')], {
+          env: { ...process.env, DATABASE_URL: db.url },
+          encoding: 'utf8',
+          timeout: 30000,
+        });
+      const first = migrate();
+      expect(first.status).toBe(0);
+      expect(first.stdout).toMatch(/^Applied CreateMerchants\d+, .*CreateRefunds\d+/m);
+      const { rows } = await db.pool.query(`SELECT to_regclass('idempotency_keys') IS NOT NULL AS present`);
+      expect(rows[0].present).toBe(true);
+      const again = migrate();
+      expect(again.status).toBe(0);
+      expect(again.stdout).toContain('No pending migrations.');
+    } finally {
+      await db.drop();
+    }
+  });
+
+  it('creates a demo merchant and prints its test key on the first start only', async () => {
+    const db = await createTestDatabase();
+    try {
+      const first = await startServerProcess({ DATABASE_URL: db.url });
+      await first.kill('SIGTERM');
+      const printed = first.stdout.join('\n').match(/kuko_test_[A-Za-z0-9_-]{32}/);
+      expect(printed).not.toBeNull();
+      const response = await fetch(`${first.url}/health`).catch(() => null);
+      expect(response).toBeNull();
+
+      const second = await startServerProcess({ DATABASE_URL: db.url });
+      try {
+        expect(second.stdout.join('\n')).not.toMatch(/kuko_test_/);
+        // The printed key works, and only one merchant exists.
+        const account = await fetch(`${second.url}/v1/account`, { headers: { 'X-Api-Key': printed![0] } });
+        expect(account.status).toBe(200);
+        expect((await account.json()).data.name).toBe('Demo merchant');
+        const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM merchants');
+        expect(rows[0].n).toBe(1);
+      } finally {
+        await second.kill('SIGTERM');
+      }
+    } finally {
+      await db.drop();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { dataSourceOptions, PoolOptions } from './data-source-options';
+import { dataSourceOptions } from './data-source-options';
 import { Db } from './db';
 
 /**
@@ -9,11 +9,11 @@ import { Db } from './db';
  */
 @Module({})
 export class DatabaseModule {
-  static forRoot(url: string, pool: PoolOptions = {}): DynamicModule {
+  static forRoot(url: string): DynamicModule {
     return {
       module: DatabaseModule,
       global: true,
-      imports: [TypeOrmModule.forRoot({ ...dataSourceOptions(url, pool), retryAttempts: 3, retryDelay: 1000 })],
+      imports: [TypeOrmModule.forRoot({ ...dataSourceOptions(url), retryAttempts: 3, retryDelay: 1000 })],
       providers: [Db],
       exports: [Db],
     };

@@ -26,8 +26,6 @@ function codeOf(error: unknown): string | undefined {
   return typeof driver === 'string' ? driver : undefined;
 }
 
-export const pgCode = codeOf;
-
 /** A unique violation, optionally of one named constraint. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   if (codeOf(error) !== '23505') return false;

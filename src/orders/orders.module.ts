@@ -5,6 +5,5 @@ import { OrdersService } from './orders.service';
 @Module({
   controllers: [OrdersController],
   providers: [OrdersService],
-  exports: [OrdersService],
 })
 export class OrdersModule {}
