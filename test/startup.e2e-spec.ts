@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isAlive } from '../src/database/embedded-postgres';
 import { createTestDatabase } from './support/database';
 import { startServerProcess } from './support/server-process';
 
@@ -62,7 +65,7 @@ describe('start-up (SPEC §2)', () => {
         // The printed key works, and only one merchant exists.
         const account = await fetch(`${second.url}/v1/account`, { headers: { 'X-Api-Key': printed![0] } });
         expect(account.status).toBe(200);
-        expect((await account.json()).data.name).toBe('Demo merchant');
+        expect(((await account.json()) as { data: { name: string } }).data.name).toBe('Demo merchant');
         const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM merchants');
         expect(rows[0].n).toBe(1);
       } finally {
@@ -70,6 +73,35 @@ describe('start-up (SPEC §2)', () => {
       }
     } finally {
       await db.drop();
+    }
+  });
+
+  it('without DATABASE_URL keeps its data in .data/, adopts the PostgreSQL a kill -9 left, and stops it on SIGTERM', async () => {
+    // A directory of its own stands for a fresh checkout: `.data/` is created there.
+    const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
+    const env = { DATABASE_URL: '' };
+    try {
+      const first = await startServerProcess(env, home);
+      const key = first.stdout.join('\n').match(/kuko_test_[A-Za-z0-9_-]{32}/)![0];
+      const postmaster = Number(readFileSync(join(home, '.data', 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      await first.kill('SIGKILL');
+      expect(isAlive(postmaster)).toBe(true);
+
+      const second = await startServerProcess(env, home);
+      const account = await fetch(`${second.url}/v1/account`, { headers: { 'X-Api-Key': key } });
+      expect(account.status).toBe(200);
+      expect(second.stdout.join('\n')).toContain('reusing the PostgreSQL already running');
+      second.child.kill('SIGTERM');
+      await second.exited;
+      expect(isAlive(postmaster)).toBe(false);
+      expect(existsSync(join(home, '.data', 'pg', 'PG_VERSION'))).toBe(true);
+    } finally {
+      const pidFile = join(home, '.data', 'pg', 'postmaster.pid');
+      if (existsSync(pidFile)) {
+        const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+        if (isAlive(pid)) process.kill(pid, 'SIGINT');
+      }
+      rmSync(home, { recursive: true, force: true });
     }
   });
 });

