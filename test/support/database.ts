@@ -25,6 +25,9 @@ export async function createTestDatabase(serverUrl = testServerUrl()): Promise<T
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const pool = new Pool({ connectionString: url.toString(), max: 4 });
+  // Tests terminate backends and force-drop databases on purpose; an idle client that
+  // this ends must not take the test process down with an unhandled 'error' event.
+  pool.on('error', () => undefined);
   return {
     url: url.toString(),
     pool,
