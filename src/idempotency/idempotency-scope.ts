@@ -12,20 +12,8 @@ declare module 'fastify' {
   }
 }
 
-/** Every POST under /v1, except the webhook receiver and the admin API (SPEC §7). */
-export function isIdempotent(request: FastifyRequest): boolean {
-  const path = concretePath(request.url);
-  return (
-    request.method === 'POST' &&
-    path.startsWith('/v1/') &&
-    !path.startsWith('/v1/webhooks/') &&
-    !path.startsWith('/v1/admin/')
-  );
-}
-
-/** The request's valid Idempotency-Key, or null (absent, invalid, or not applicable). */
+/** The request's valid Idempotency-Key, or null (absent or invalid); for @Idempotent() routes. */
 export function validKeyOrNull(request: FastifyRequest): string | null {
-  if (!isIdempotent(request)) return null;
   try {
     return parseIdempotencyKey(request.raw.rawHeaders);
   } catch {

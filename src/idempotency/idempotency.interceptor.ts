@@ -35,7 +35,8 @@ import { Db } from '../database/db';
 import { isSerializationFailure, isUniqueViolation } from '../database/pg-errors';
 import { fingerprint } from './canonical-json';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from './idempotency-key-header';
-import { concretePath, isIdempotent } from './idempotency-scope';
+import { isIdempotentRoute } from './idempotent.decorator';
+import { concretePath } from './idempotency-scope';
 import { IdempotencyStore, KEY_CONSTRAINT, KeyRow, KeyScope, StoredKey, StoredRequest } from './idempotency.store';
 
 /** Attempts of a transaction that PostgreSQL aborted as a deadlock or serialization failure. */
@@ -54,7 +55,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (!isIdempotent(request)) return next.handle();
+    if (!isIdempotentRoute(context)) return next.handle();
     const key = parseIdempotencyKey(request.raw.rawHeaders);
     const run = () => lastValueFrom(next.handle()) as Promise<ApiResponse>;
     if (key === null) return from(this.withRetries(() => this.db.transaction(run)));

@@ -1,9 +1,9 @@
 import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiHeader, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard } from '../common/auth/api-key.guard';
 import { Auth, RequestAuth } from '../common/auth/request-auth';
 import { Page, WithStatus } from '../common/http/api-response';
-import { IDEMPOTENCY_KEY_DOC } from '../idempotency/idempotency-key-header';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 import { CreateOrderDto } from './dto/create-order.dto';
 import { ListOrdersQuery } from './dto/list-orders.query';
 import { OrderObject } from './order';
@@ -18,7 +18,7 @@ export class OrdersController {
 
   /** 201 with a new order; 200 with the existing one when out_trade_no was used before. */
   @Post()
-  @ApiHeader(IDEMPOTENCY_KEY_DOC)
+  @Idempotent()
   async create(@Auth() auth: RequestAuth, @Body() body: CreateOrderDto): Promise<WithStatus<OrderObject>> {
     const { order, created } = await this.orders.create(auth, body);
     return created
@@ -39,7 +39,7 @@ export class OrdersController {
   }
 
   @Post(':id/close')
-  @ApiHeader(IDEMPOTENCY_KEY_DOC)
+  @Idempotent()
   async close(@Auth() auth: RequestAuth, @Param('id') id: string): Promise<WithStatus<OrderObject>> {
     return new WithStatus(200, await this.orders.close(auth, id));
   }

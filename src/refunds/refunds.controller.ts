@@ -1,10 +1,10 @@
 import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiHeader, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard } from '../common/auth/api-key.guard';
 import { Auth, RequestAuth } from '../common/auth/request-auth';
 import { Page, WithStatus } from '../common/http/api-response';
 import { PageQuery } from '../common/pagination';
-import { IDEMPOTENCY_KEY_DOC } from '../idempotency/idempotency-key-header';
+import { Idempotent } from '../idempotency/idempotent.decorator';
 import { CreateRefundDto } from './dto/create-refund.dto';
 import { FindRefundQuery } from './dto/find-refund.query';
 import { RefundObject } from './refund';
@@ -19,7 +19,7 @@ export class RefundsController {
 
   /** 201 with a new refund; 200 with the existing one when out_refund_no was used before. */
   @Post('v1/refunds')
-  @ApiHeader(IDEMPOTENCY_KEY_DOC)
+  @Idempotent()
   async create(@Auth() auth: RequestAuth, @Body() body: CreateRefundDto): Promise<WithStatus<RefundObject>> {
     const { refund, created } = await this.refunds.create(auth, body);
     return created

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { Db, NamedStatement } from '../../database/db';
 import { KeyRow, STORED_ANSWER_COLUMNS, storedAnswerJoin, toStoredKey } from '../../idempotency/idempotency.store';
 import { validKeyOrNull } from '../../idempotency/idempotency-scope';
+import { isIdempotentRoute } from '../../idempotency/idempotent.decorator';
 import { environmentOf, hashApiKey } from '../../merchants/api-key';
 import { DomainError } from '../errors/domain-error';
 import { addLogFields } from '../logging/request-logging';
@@ -44,7 +45,7 @@ export class ApiKeyGuard implements CanActivate {
     if (!environment) throw invalidKey();
 
     const hash = hashApiKey(key);
-    const idempotencyKey = validKeyOrNull(request);
+    const idempotencyKey = isIdempotentRoute(context) ? validKeyOrNull(request) : null;
     const row = await this.db.one<{ merchant_id: string; key_hash: Buffer } & KeyRow>(
       idempotencyKey === null ? API_KEY_LOOKUP : API_KEY_LOOKUP_WITH_ANSWER,
       idempotencyKey === null ? [hash] : [hash, environment, idempotencyKey],
