@@ -8,7 +8,10 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { PURGE_JOB } from '../src/idempotency/idempotency-purge.scheduler';
-import { IdempotencyPurgeService, PurgeOptions, PURGE_LOCK } from '../src/idempotency/idempotency-purge.service';
+import { IdempotencyPurgeService, PurgeOptions } from '../src/idempotency/idempotency-purge.service';
+import { ADVISORY_LOCKS } from '../src/database/advisory-locks';
+
+const PURGE_LOCK = ADVISORY_LOCKS.purge;
 import { expectSuccess } from './support/expect-error';
 import { createMerchant, orderBody, TestMerchant } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
@@ -41,7 +44,7 @@ describe('the purge of expired idempotency keys (SPEC §9)', () => {
       [merchant.id, prefix, state === 'live', n],
     );
   const purgeService = (options: Partial<PurgeOptions> = {}) =>
-    new IdempotencyPurgeService(t.app.get(DataSource), options);
+    IdempotencyPurgeService.on(t.app.get(DataSource), options);
   /** Whether some session of this test's database holds the purge lock. */
   const purgeLockHeld = async () =>
     (
@@ -107,7 +110,7 @@ describe('the purge of expired idempotency keys (SPEC §9)', () => {
       try {
         const [a, b] = await Promise.all([
           purgeService({ batchSize: 1_000 }).purge(),
-          new IdempotencyPurgeService(other, { batchSize: 1_000 }).purge(),
+          IdempotencyPurgeService.on(other, { batchSize: 1_000 }).purge(),
         ]);
         expect(a.deleted + b.deleted).toBe(50_000);
         for (const skipped of [a, b].filter((r) => r.skipped)) expect(skipped.deleted).toBe(0);

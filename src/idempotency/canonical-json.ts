@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256 } from '../common/hash';
 
 /**
  * JSON with object keys sorted and no insignificant whitespace, so that two bodies that
@@ -15,9 +15,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** SHA-256 of the body's canonical JSON; an absent body counts as {} (SPEC §7.2). */
+/** SHA-256 of the body's canonical JSON; an absent body counts as {} (docs/idempotency.md). */
 export function fingerprint(body: unknown): Buffer {
-  return createHash('sha256')
-    .update(canonicalJson(body ?? {}))
-    .digest();
+  return sha256(canonicalJson(body ?? {}));
 }

@@ -1,5 +1,5 @@
 /**
- * Deletes expired idempotency keys (SPEC §9). The cron job (idempotency-purge.scheduler.ts)
+ * Deletes expired idempotency keys (docs/operations.md). The cron job (idempotency-purge.scheduler.ts)
  * and `npm run purge` (purge.cli.ts) both call purge(); there is no other mechanism.
  *
  * What it guarantees, and how:
@@ -14,26 +14,22 @@
  * - A run is bounded: it stops when a batch comes back short (nothing left), when its time
  *   budget is spent, or when it is asked to stop (shutdown), always between two batches.
  * - It only reclaims space. Whether a key is expired is decided when it is read
- *   (`expires_at > now()` in idempotency.store.ts), so purge lag never lengthens a key's
+ *   (`expires_at > now()` in idempotency-keys.repository.ts), so purge lag never lengthens a key's
  *   life, and deleting a row that a request is about to overwrite changes no answer.
  */
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { ADVISORY_LOCKS, tryLockSession, unlockSession } from '../database/advisory-locks';
+import { Db } from '../database/db';
+import { IdempotencyKeysRepository } from './idempotency-keys.repository';
 
 export interface PurgeOptions {
-  /** Rows per DELETE statement (and per transaction). */
+  /** Rows per delete statement (and per transaction). */
   batchSize: number;
   /** No new batch starts after this long; the rest waits for the next run. */
   timeBudgetMs: number;
 }
 
 export const DEFAULT_PURGE_OPTIONS: PurgeOptions = { batchSize: 5000, timeBudgetMs: 60_000 };
-
-/**
- * The two-int form of the advisory lock lives in a key space of its own, apart from the
- * bigint locks that requests take on their Idempotency-Key (idempotency.store.ts), so no
- * key can ever collide with it. Operators find it in pg_locks as classid/objid.
- */
-export const PURGE_LOCK = { classid: 0x4b554b4f /* "KUKO" */, objid: 1 } as const;
 
 export interface PurgeResult {
   /** Rows deleted by this run. */
@@ -46,74 +42,58 @@ export interface PurgeResult {
   finished: boolean;
 }
 
-const LOCK_ARGS = `${PURGE_LOCK.classid}, ${PURGE_LOCK.objid}`;
-
-// ctid makes the outer DELETE a TID scan of exactly the rows the inner SELECT locked.
-// ORDER BY keeps the batch on the expires_at index: without it PostgreSQL may choose a
-// sequential scan that reads past every live row first (measured: 0.9 s batches instead
-// of 10 ms with 2 M live rows ahead of the expired ones).
-const DELETE_BATCH = `
-  DELETE FROM idempotency_keys
-   WHERE ctid = ANY (ARRAY(
-     SELECT ctid FROM idempotency_keys
-      WHERE expires_at <= now()
-      ORDER BY expires_at
-      LIMIT $1
-        FOR UPDATE SKIP LOCKED))`;
-
 export class IdempotencyPurgeService {
   private readonly options: PurgeOptions;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly db: Db,
+    private readonly keys: IdempotencyKeysRepository,
     options: Partial<PurgeOptions> = {},
   ) {
     this.options = { ...DEFAULT_PURGE_OPTIONS, ...options };
   }
 
+  /** The purge on a bare data source, as `npm run purge` runs it. */
+  static on(dataSource: DataSource, options: Partial<PurgeOptions> = {}): IdempotencyPurgeService {
+    const db = new Db(dataSource);
+    return new IdempotencyPurgeService(db, new IdempotencyKeysRepository(db), options);
+  }
+
   async purge(signal?: AbortSignal): Promise<PurgeResult> {
     const started = performance.now();
     const elapsed = () => performance.now() - started;
-    const runner = this.dataSource.createQueryRunner();
-    try {
-      if (!(await this.tryLock(runner))) {
-        return { deleted: 0, batches: 0, durationMs: elapsed(), skipped: true, finished: false };
-      }
-      try {
-        let deleted = 0;
-        let batches = 0;
-        let finished = false;
-        while (!signal?.aborted && (batches === 0 || elapsed() < this.options.timeBudgetMs)) {
-          const count = await this.deleteBatch(runner);
-          deleted += count;
-          batches += 1;
-          if (count < this.options.batchSize) {
-            finished = true;
-            break;
-          }
+    // The lock is the session's: it is unlocked before the connection goes back to the
+    // pool. If unlocking fails, the connection is discarded instead, so no pooled
+    // connection can keep the lock and block every later purge.
+    let stillLocked = false;
+    return this.db.session(
+      async (connection) => {
+        if (!(await tryLockSession(connection, ADVISORY_LOCKS.purge))) {
+          return { deleted: 0, batches: 0, durationMs: elapsed(), skipped: true, finished: false };
         }
-        return { deleted, batches, durationMs: elapsed(), skipped: false, finished };
-      } finally {
-        await runner.query(`SELECT pg_advisory_unlock(${LOCK_ARGS})`);
-      }
-    } finally {
-      // The lock is the session's: it is unlocked above before the connection goes back
-      // to the pool, or it dies with the connection if that broke.
-      await runner.release();
-    }
-  }
-
-  private async tryLock(runner: QueryRunner): Promise<boolean> {
-    const [row] = await runner.query(`SELECT pg_try_advisory_lock(${LOCK_ARGS}) AS locked`);
-    return row.locked === true;
-  }
-
-  private async deleteBatch(runner: QueryRunner): Promise<number> {
-    const result = await runner.query(DELETE_BATCH, [this.options.batchSize], true);
-    return result.affected ?? 0;
+        stillLocked = true;
+        try {
+          let deleted = 0;
+          let batches = 0;
+          let finished = false;
+          while (!signal?.aborted && (batches === 0 || elapsed() < this.options.timeBudgetMs)) {
+            const count = await this.keys.deleteExpiredBatch(connection, this.options.batchSize);
+            deleted += count;
+            batches += 1;
+            if (count < this.options.batchSize) {
+              finished = true;
+              break;
+            }
+          }
+          return { deleted, batches, durationMs: elapsed(), skipped: false, finished };
+        } finally {
+          stillLocked = !(await unlockSession(connection, ADVISORY_LOCKS.purge).catch(() => false));
+        }
+      },
+      { discardIf: () => stillLocked },
+    );
   }
 }
-
 /** One line for logs and the CLI, e.g. "Purged 1234 expired idempotency keys in 0.8 s". */
 export function describePurge(result: PurgeResult): string {
   if (result.skipped) return 'Skipped the purge of expired idempotency keys: another instance is running one';

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { StoredKey } from './idempotency.store';
+import type { StoredKey } from './idempotency-keys.repository';
 import { parseIdempotencyKey } from './idempotency-key-header';
 
 declare module 'fastify' {

@@ -1,5 +1,5 @@
 /**
- * The Idempotency-Key layer (SPEC §7). For every POST under /v1 (but webhooks and admin):
+ * The Idempotency-Key layer (docs/idempotency.md), on every route marked @Idempotent():
  *
  * - Without a key, the handler runs in one transaction.
  * - With a key whose answer is stored and unexpired (read by ApiKeyGuard with the API
@@ -37,11 +37,22 @@ import { fingerprint } from './canonical-json';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from './idempotency-key-header';
 import { isIdempotentRoute } from './idempotent.decorator';
 import { concretePath } from './idempotency-scope';
-import { IdempotencyStore, KEY_CONSTRAINT, KeyRow, KeyScope, StoredKey, StoredRequest } from './idempotency.store';
+import {
+  IdempotencyKeysRepository,
+  KEY_CONSTRAINT,
+  KeyScope,
+  StoredKey,
+  StoredRequest,
+} from './idempotency-keys.repository';
+import { retryPause, shouldStore } from './idempotency-policy';
 
 /** Attempts of a transaction that PostgreSQL aborted as a deadlock or serialization failure. */
 const MAX_ATTEMPTS = 3;
-export const SAVEPOINT = 'SAVEPOINT idempotent_request';
+const SAVEPOINT_NAME = 'idempotent_request';
+const SAVEPOINT = `SAVEPOINT ${SAVEPOINT_NAME}`;
+const ROLLBACK_TO_SAVEPOINT = `ROLLBACK TO SAVEPOINT ${SAVEPOINT_NAME}`;
+/** What a client that meets a key in progress should wait before it retries, in seconds. */
+const IN_PROGRESS_RETRY_AFTER = '1';
 
 export type IdempotencyOutcome = 'executed' | 'replayed' | 'in_progress' | 'mismatch';
 
@@ -49,7 +60,7 @@ export type IdempotencyOutcome = 'executed' | 'replayed' | 'in_progress' | 'mism
 export class IdempotencyInterceptor implements NestInterceptor {
   constructor(
     private readonly db: Db,
-    private readonly store: IdempotencyStore,
+    private readonly keys: IdempotencyKeysRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -58,14 +69,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (!isIdempotentRoute(context)) return next.handle();
     const key = parseIdempotencyKey(request.raw.rawHeaders);
     const run = () => lastValueFrom(next.handle()) as Promise<ApiResponse>;
-    if (key === null) return from(this.withRetries(() => this.db.transaction(run)));
+    if (key === null) return from(this.withRetries(() => this.db.transaction(run), false));
 
     const { merchantId, environment } = authOf(request);
     const scope = { merchantId, environment, key };
     const incoming = { method: request.method, path: concretePath(request.url), fingerprint: fingerprint(request.body) };
     const prefetched = request.prefetchedAnswer?.key === key ? request.prefetchedAnswer.stored : null;
     if (prefetched) return from([this.answerFromStore(request, prefetched, incoming)]);
-    return from(this.withRetries(() => this.executeKeyed(request, scope, incoming, run)));
+    return from(this.withRetries(() => this.executeKeyed(request, scope, incoming, run), true));
   }
 
   private async executeKeyed(
@@ -78,31 +89,27 @@ export class IdempotencyInterceptor implements NestInterceptor {
     try {
       const response = await this.db.transaction(
         async ([claimRows]) => {
-          const claim = this.store.toClaim(claimRows[0] as KeyRow & { locked: boolean; live: boolean | null });
+          const claim = this.keys.toClaim(claimRows[0]);
           if (claim.stored) return this.answerFromStore(request, claim.stored, incoming);
           if (!claim.locked) {
-            this.outcome(request, 'in_progress');
-            throw new DomainError(
-              'idempotency_in_progress',
-              'A request with this Idempotency-Key is still being processed; retry later for its result.',
-              IDEMPOTENCY_KEY_HEADER,
-            );
+            this.logOutcome(request, 'in_progress');
+            throw keyInProgress('A request with this Idempotency-Key is still being processed; retry later for its result.');
           }
           const answer = await this.runAfterSavepoint(request, run);
           this.db.beforeCommit(
-            ...this.store.saveStatements(scope, claim, incoming, answer, request.id, this.config.idempotencyTtlSeconds),
+            ...this.keys.saveStatements(scope, claim, incoming, answer, request.id, this.config.idempotencyTtlSeconds),
           );
           executed = true;
           return answer;
         },
-        [this.store.claimStatement(scope), SAVEPOINT],
+        [this.keys.claimStatement(scope), SAVEPOINT],
       );
-      if (executed) this.outcome(request, 'executed');
+      if (executed) this.logOutcome(request, 'executed');
       return response;
     } catch (error) {
       if (!isUniqueViolation(error, KEY_CONSTRAINT)) throw error;
       // A competitor stored this key after our claim read it: ours is rolled back, theirs is the answer.
-      const stored = await this.store.find(scope);
+      const stored = await this.keys.find(scope);
       if (!stored) throw new Error('idempotency key vanished after a unique violation');
       return this.answerFromStore(request, stored, incoming);
     }
@@ -117,8 +124,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
       return await run();
     } catch (error) {
       const response = toErrorResponse(error, request.id);
-      if (response.status >= 500 || isSerializationFailure(error)) throw error;
-      await this.db.rows('ROLLBACK TO SAVEPOINT idempotent_request');
+      if (!shouldStore(response.status, isSerializationFailure(error))) throw error;
+      await this.db.rows(ROLLBACK_TO_SAVEPOINT);
       return response;
     }
   }
@@ -126,7 +133,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   private answerFromStore(request: FastifyRequest, stored: StoredKey, incoming: StoredRequest): ApiResponse {
     const sameEndpoint = stored.method === incoming.method && stored.path === incoming.path;
     if (!sameEndpoint || !stored.fingerprint.equals(incoming.fingerprint)) {
-      this.outcome(request, 'mismatch');
+      this.logOutcome(request, 'mismatch');
       throw new DomainError(
         'idempotency_error',
         sameEndpoint
@@ -135,7 +142,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
         IDEMPOTENCY_KEY_HEADER,
       );
     }
-    this.outcome(request, 'replayed', { original_request_id: stored.requestId });
+    this.logOutcome(request, 'replayed', { original_request_id: stored.requestId });
     const { response } = stored;
     return new ApiResponse(response.status, response.body, {
       ...response.headers,
@@ -144,18 +151,41 @@ export class IdempotencyInterceptor implements NestInterceptor {
     });
   }
 
-  /** Deadlocks and serialization failures are retried, then answered 409 (SPEC §7.10). */
-  private async withRetries(attempt: () => Promise<ApiResponse>): Promise<ApiResponse> {
+  /**
+   * Deadlocks and serialization failures are retried after a short jittered pause, so the
+   * competitors do not collide again at once. When they keep failing, a keyed request is
+   * answered 409 (retry with the same key), an unkeyed one 503; neither as a bare 500.
+   */
+  private async withRetries(attempt: () => Promise<ApiResponse>, keyed: boolean): Promise<ApiResponse> {
     for (let i = 1; ; i++) {
       try {
         return await attempt();
       } catch (error) {
-        if (!isSerializationFailure(error) || i >= MAX_ATTEMPTS) throw error;
+        if (!isSerializationFailure(error)) throw error;
+        if (i >= MAX_ATTEMPTS) throw keyed ? keyInProgress(CONFLICT_MESSAGE) : conflictUnkeyed();
+        await new Promise((resume) => setTimeout(resume, retryPause(i)));
       }
     }
   }
 
-  private outcome(request: FastifyRequest, outcome: IdempotencyOutcome, extra: Record<string, string> = {}) {
+  private logOutcome(request: FastifyRequest, outcome: IdempotencyOutcome, extra: Record<string, string> = {}) {
     addLogFields(request, { idempotency: outcome, ...extra });
   }
+}
+
+const CONFLICT_MESSAGE = 'A concurrent request touched the same data; retry with the same Idempotency-Key.';
+
+function keyInProgress(message: string): DomainError {
+  return new DomainError('idempotency_in_progress', message, IDEMPOTENCY_KEY_HEADER, {
+    'Retry-After': IN_PROGRESS_RETRY_AFTER,
+  });
+}
+
+function conflictUnkeyed(): DomainError {
+  return new DomainError(
+    'service_unavailable',
+    'A concurrent request touched the same data; nothing was changed, retry the request.',
+    null,
+    { 'Retry-After': IN_PROGRESS_RETRY_AFTER },
+  );
 }

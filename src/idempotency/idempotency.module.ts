@@ -1,22 +1,22 @@
 import { Module } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Db } from '../database/db';
+import { IdempotencyKeysRepository } from './idempotency-keys.repository';
 import { IdempotencyInterceptor } from './idempotency.interceptor';
 import { IdempotencyPurgeScheduler } from './idempotency-purge.scheduler';
 import { IdempotencyPurgeService } from './idempotency-purge.service';
-import { IdempotencyStore } from './idempotency.store';
 
 @Module({
   providers: [
-    IdempotencyStore,
+    IdempotencyKeysRepository,
     IdempotencyInterceptor,
-    // A plain class, so that purge.cli.ts runs the very same code on a bare DataSource.
+    // A plain class (no decorator), so that purge.cli.ts can run the very same code on a bare data source.
     {
       provide: IdempotencyPurgeService,
-      inject: [DataSource],
-      useFactory: (dataSource: DataSource) => new IdempotencyPurgeService(dataSource),
+      inject: [Db, IdempotencyKeysRepository],
+      useFactory: (db: Db, keys: IdempotencyKeysRepository) => new IdempotencyPurgeService(db, keys),
     },
     IdempotencyPurgeScheduler,
   ],
-  exports: [IdempotencyInterceptor, IdempotencyPurgeService],
+  exports: [IdempotencyKeysRepository, IdempotencyInterceptor, IdempotencyPurgeService],
 })
 export class IdempotencyModule {}

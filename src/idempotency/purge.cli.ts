@@ -18,7 +18,7 @@ async function main(): Promise<void> {
   const dataSource = new DataSource({ ...dataSourceOptions(url, { max: 1 }), migrationsRun: false });
   try {
     await dataSource.initialize();
-    const result = await new IdempotencyPurgeService(dataSource).purge();
+    const result = await IdempotencyPurgeService.on(dataSource).purge();
     process.stdout.write(`${describePurge(result)}\n`);
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -1,6 +1,6 @@
 import { Controller, Get, UseGuards } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ApiKeyGuard } from '../common/auth/api-key.guard';
+import { ApiKeyGuard } from './api-key.guard';
 import { Auth, RequestAuth } from '../common/auth/request-auth';
 import { MerchantsService } from './merchants.service';
 

@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { Environment } from '../database/environment';
+import { randomBytes } from 'node:crypto';
+import type { Environment } from '../common/domain/environment';
+import { sha256 } from '../common/hash';
 
 /** kuko_test_… / kuko_live_… followed by 32 base64url characters (192 random bits). */
 export const API_KEY_PATTERN = /^kuko_(test|live)_[A-Za-z0-9_-]{32}$/;
@@ -8,9 +9,8 @@ export function generateApiKey(environment: Environment): string {
   return `kuko_${environment}_${randomBytes(24).toString('base64url')}`;
 }
 
-export function hashApiKey(key: string): Buffer {
-  return createHash('sha256').update(key).digest();
-}
+/** Keys are stored and looked up as their SHA-256. */
+export const hashApiKey = sha256;
 
 export function environmentOf(key: string): Environment | null {
   const match = API_KEY_PATTERN.exec(key);

@@ -1,11 +1,20 @@
 import { Module } from '@nestjs/common';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { AccountController } from './account.controller';
 import { AdminController } from './admin.controller';
+import { ApiKeyAuthenticator } from './api-key-authenticator';
+import { ApiKeysRepository } from './api-keys.repository';
+import { MerchantsRepository } from './merchants.repository';
 import { MerchantsService } from './merchants.service';
 
+/**
+ * Merchants, their API keys and the API-key guard. Modules whose controllers use
+ * ApiKeyGuard import this one: the guard is built in theirs from ApiKeyAuthenticator.
+ */
 @Module({
+  imports: [IdempotencyModule],
   controllers: [AdminController, AccountController],
-  providers: [MerchantsService],
-  exports: [MerchantsService],
+  providers: [MerchantsRepository, ApiKeysRepository, ApiKeyAuthenticator, MerchantsService],
+  exports: [ApiKeyAuthenticator, MerchantsService],
 })
 export class MerchantsModule {}

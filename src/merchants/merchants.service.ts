@@ -1,9 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { RequestAuth } from '../common/auth/request-auth';
+import { ENVIRONMENTS, Environment } from '../common/domain/environment';
 import { newId } from '../common/ids';
+import { ADVISORY_LOCKS, lockTransaction } from '../database/advisory-locks';
 import { Db } from '../database/db';
-import { ENVIRONMENTS, Environment } from '../database/environment';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
+import { ApiKeysRepository } from './api-keys.repository';
+import { MerchantsRepository } from './merchants.repository';
 
 export interface CreatedMerchant {
   id: string;
@@ -15,34 +18,34 @@ export interface CreatedMerchant {
 
 @Injectable()
 export class MerchantsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly merchants: MerchantsRepository,
+    private readonly apiKeys: ApiKeysRepository,
+  ) {}
 
   create(name: string): Promise<CreatedMerchant> {
     return this.db.transaction(() => this.insertMerchant(name));
   }
 
   private async insertMerchant(name: string): Promise<CreatedMerchant> {
-    const id = newId('mch');
-    const merchant = await this.db.one<{ created_at: Date }>(
-      'INSERT INTO merchants (id, name) VALUES ($1, $2) RETURNING created_at',
-      [id, name],
-    );
+    const merchant = await this.merchants.insert(newId('mch'), name);
     const keys = {} as Record<Environment, string>;
     for (const environment of ENVIRONMENTS) {
       keys[environment] = generateApiKey(environment);
-      await this.db.rows(
-        `INSERT INTO api_keys (id, merchant_id, environment, key_hash, key_prefix) VALUES ($1, $2, $3, $4, $5)`,
-        [newId('key'), id, environment, hashApiKey(keys[environment]), displayPrefix(keys[environment])],
-      );
+      await this.apiKeys.insert({
+        id: newId('key'),
+        merchantId: merchant.id,
+        environment,
+        keyHash: hashApiKey(keys[environment]),
+        keyPrefix: displayPrefix(keys[environment]),
+      });
     }
-    return { id, name, api_keys: keys, created_at: merchant!.created_at.toISOString() };
+    return { id: merchant.id, name, api_keys: keys, created_at: merchant.created_at.toISOString() };
   }
 
   async getAccount({ merchantId, environment }: RequestAuth) {
-    const merchant = await this.db.one<{ id: string; name: string; created_at: Date }>(
-      'SELECT id, name, created_at FROM merchants WHERE id = $1',
-      [merchantId],
-    );
+    const merchant = await this.merchants.findById(merchantId);
     if (!merchant) throw new Error(`merchant ${merchantId} of a valid key is missing`);
     return {
       id: merchant.id,
@@ -59,9 +62,8 @@ export class MerchantsService {
    */
   createDemoMerchantIfNone(): Promise<CreatedMerchant | null> {
     return this.db.transaction(async () => {
-      await this.db.rows(`SELECT pg_advisory_xact_lock(hashtext('kukopay:demo-merchant'))`);
-      const none = await this.db.one('SELECT 1 FROM merchants LIMIT 1');
-      return none === null ? this.insertMerchant('Demo merchant') : null;
+      await lockTransaction(this.db, ADVISORY_LOCKS.demoMerchant);
+      return (await this.merchants.any()) ? null : this.insertMerchant('Demo merchant');
     });
   }
 }

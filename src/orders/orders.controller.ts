@@ -1,6 +1,6 @@
 import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiSecurity, ApiTags } from '@nestjs/swagger';
-import { ApiKeyGuard } from '../common/auth/api-key.guard';
+import { ApiKeyGuard } from '../merchants/api-key.guard';
 import { Auth, RequestAuth } from '../common/auth/request-auth';
 import { Page, WithStatus } from '../common/http/api-response';
 import { Idempotent } from '../idempotency/idempotent.decorator';

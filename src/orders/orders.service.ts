@@ -3,20 +3,10 @@ import { RequestAuth } from '../common/auth/request-auth';
 import { DomainError, notFound } from '../common/errors/domain-error';
 import { Page } from '../common/http/api-response';
 import { newId } from '../common/ids';
-import { keysetPage, PageQuery } from '../common/pagination';
-import { Db, NamedStatement } from '../database/db';
+import { DEFAULT_PAGE_LIMIT, PageQuery, toPage } from '../common/pagination';
 import { CreateOrderDto } from './dto/create-order.dto';
-import { ORDER_COLUMNS, OrderObject, OrderRow, toOrderObject } from './order';
-
-/** Claims out_trade_no; no row back means the order exists already. */
-export const INSERT_ORDER: NamedStatement = {
-  name: 'kuko_insert_order',
-  text: `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject, description,
-                            metadata, notify_url, return_url)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-         ON CONFLICT ON CONSTRAINT orders_out_trade_no_key DO NOTHING
-         RETURNING ${ORDER_COLUMNS}`,
-};
+import { OrderObject, toOrderObject } from './order';
+import { OrdersRepository } from './orders.repository';
 
 export interface CreatedOrder {
   order: OrderObject;
@@ -26,7 +16,7 @@ export interface CreatedOrder {
 
 @Injectable()
 export class OrdersService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly orders: OrdersRepository) {}
 
   /**
    * Business idempotency: the unique (merchant, environment, out_trade_no) constraint is
@@ -34,19 +24,17 @@ export class OrdersService {
    * (a fresh statement, so it sees a competitor that has just committed).
    */
   async create(auth: RequestAuth, dto: CreateOrderDto): Promise<CreatedOrder> {
-    const inserted = await this.db.one<OrderRow>(INSERT_ORDER, [
-      newId('ord'),
-      auth.merchantId,
-      auth.environment,
-      dto.out_trade_no,
-      dto.amount,
-      dto.currency,
-      dto.subject,
-      dto.description ?? null,
-      dto.metadata ?? {},
-      dto.notify_url ?? null,
-      dto.return_url ?? null,
-    ]);
+    const inserted = await this.orders.insertIfAbsent(auth, {
+      id: newId('ord'),
+      outTradeNo: dto.out_trade_no,
+      amount: dto.amount,
+      currency: dto.currency,
+      subject: dto.subject,
+      description: dto.description ?? null,
+      metadata: dto.metadata ?? {},
+      notifyUrl: dto.notify_url ?? null,
+      returnUrl: dto.return_url ?? null,
+    });
     if (inserted) return { order: toOrderObject(inserted), created: true };
     const existing = await this.findByOutTradeNo(auth, dto.out_trade_no);
     if (!existing) throw new Error(`order ${dto.out_trade_no} conflicted but cannot be read`);
@@ -54,10 +42,7 @@ export class OrdersService {
   }
 
   async getById(auth: RequestAuth, id: string): Promise<OrderObject> {
-    const row = await this.db.one<OrderRow>(
-      `SELECT ${ORDER_COLUMNS} FROM orders WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
-      [id, auth.merchantId, auth.environment],
-    );
+    const row = await this.orders.findById(auth, id);
     if (!row) throw notFound('order', id);
     return toOrderObject(row);
   }
@@ -69,34 +54,19 @@ export class OrdersService {
   }
 
   async findByOutTradeNo(auth: RequestAuth, outTradeNo: string): Promise<OrderObject | null> {
-    const row = await this.db.one<OrderRow>(
-      `SELECT ${ORDER_COLUMNS} FROM orders WHERE merchant_id = $1 AND environment = $2 AND out_trade_no = $3`,
-      [auth.merchantId, auth.environment, outTradeNo],
-    );
+    const row = await this.orders.findByOutTradeNo(auth, outTradeNo);
     return row ? toOrderObject(row) : null;
   }
 
   /** Newest first; `starting_after` is the last id of the previous page. */
-  list(auth: RequestAuth, page: PageQuery): Promise<Page<OrderObject>> {
-    return keysetPage(this.db, {
-      table: 'orders',
-      columns: ORDER_COLUMNS,
-      where: 'merchant_id = $1 AND environment = $2',
-      params: [auth.merchantId, auth.environment],
-      page,
-      object: 'order',
-      map: toOrderObject,
-    });
+  async list(auth: RequestAuth, page: PageQuery): Promise<Page<OrderObject>> {
+    const rows = await this.orders.listPage(auth, page.limit ?? DEFAULT_PAGE_LIMIT, page.starting_after);
+    return toPage(rows, toOrderObject, 'order', page);
   }
 
   /** pending → closed; any other status is refused and left unchanged. */
   async close(auth: RequestAuth, id: string): Promise<OrderObject> {
-    const closed = await this.db.one<OrderRow>(
-      `UPDATE orders SET status = 'closed', closed_at = now()
-        WHERE id = $1 AND merchant_id = $2 AND environment = $3 AND status = 'pending'
-        RETURNING ${ORDER_COLUMNS}`,
-      [id, auth.merchantId, auth.environment],
-    );
+    const closed = await this.orders.closeIfPending(auth, id);
     if (closed) return toOrderObject(closed);
     const order = await this.getById(auth, id);
     throw new DomainError(

@@ -1,18 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { Db } from '../database/db';
-import { Environment } from '../database/environment';
-import { field, optionalString, WebhookEvent } from '../webhooks/webhook-event';
-import { EventOutcome, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
-import { RefundStatus } from './refund';
-
-interface SettlingRefund {
-  id: string;
-  order_id: string;
-  merchant_id: string;
-  environment: Environment;
-  status: RefundStatus;
-  amount: string;
-}
+import { money } from '../common/domain/money';
+import { OrdersRepository } from '../orders/orders.repository';
+import { optionalString, field, WebhookEvent } from '../webhooks/webhook-event';
+import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
+import { RefundsRepository, SettlingRefund } from './refunds.repository';
 
 /**
  * refund.succeeded / refund.failed settle a pending refund once. A failed refund gives
@@ -20,10 +11,14 @@ interface SettlingRefund {
  * refund, in the same order as refund creation does, so the two cannot deadlock.
  */
 @Injectable()
+@HandlesWebhookEvents()
 export class RefundEventsHandler implements WebhookEventHandler {
   readonly types = ['refund.succeeded', 'refund.failed'] as const;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly refunds: RefundsRepository,
+    private readonly orders: OrdersRepository,
+  ) {}
 
   async apply(event: WebhookEvent): Promise<EventOutcome> {
     const refund = await this.lockRefund(field(event, 'refund_id', 'string'));
@@ -38,33 +33,20 @@ export class RefundEventsHandler implements WebhookEventHandler {
     if (refund.status !== 'pending') return outcome('ignored', `refund is already ${refund.status}`);
 
     if (event.type === 'refund.succeeded') {
-      await this.db.rows(`UPDATE refunds SET status = 'succeeded', succeeded_at = now() WHERE id = $1`, [refund.id]);
+      await this.refunds.markSucceeded(refund.id);
       return outcome('processed', null);
     }
     const code = optionalString(event, 'failure_code');
-    await this.db.rows(
-      `UPDATE refunds SET status = 'failed', failed_at = now(), failure_code = $2, failure_message = $3 WHERE id = $1`,
-      [refund.id, code, optionalString(event, 'failure_message')],
-    );
-    await this.db.rows(
-      `UPDATE orders
-          SET amount_refunded = amount_refunded - $2,
-              status = CASE WHEN amount_refunded - $2 = 0 THEN 'paid' ELSE 'partially_refunded' END
-        WHERE id = $1`,
-      [refund.order_id, refund.amount],
-    );
+    await this.refunds.markFailed(refund.id, code, optionalString(event, 'failure_message'));
+    await this.orders.applyRefundDelta(refund.order_id, -money(refund.amount));
     return outcome('processed', `refund failed (${code ?? 'unknown'}); its amount is refundable again`);
   }
 
+  /** Locks the refund's order, then the refund, or asks the provider to retry. */
   private async lockRefund(refundId: string): Promise<SettlingRefund> {
-    const found = await this.db.one<{ order_id: string }>('SELECT order_id FROM refunds WHERE id = $1', [refundId]);
-    if (found) await this.db.rows('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [found.order_id]);
-    const refund = found
-      ? await this.db.one<SettlingRefund>(
-          'SELECT id, order_id, merchant_id, environment, status, amount FROM refunds WHERE id = $1 FOR UPDATE',
-          [refundId],
-        )
-      : null;
+    const orderId = await this.refunds.orderIdOf(refundId);
+    if (orderId !== null) await this.orders.lockById(orderId);
+    const refund = orderId !== null ? await this.refunds.lockById(refundId) : null;
     if (!refund) throw notReady('Refund', refundId, 'data.refund_id');
     return refund;
   }

@@ -1,27 +1,10 @@
-import { Environment } from '../database/environment';
-import { money } from '../orders/order';
+import type { Environment } from '../common/domain/environment';
+import { money } from '../common/domain/money';
+import type { RefundRow, RefundStatus } from './refunds.repository';
 
-export type RefundStatus = 'pending' | 'succeeded' | 'failed';
+export type { RefundStatus };
 
-export interface RefundRow {
-  id: string;
-  merchant_id: string;
-  environment: Environment;
-  order_id: string;
-  out_refund_no: string | null;
-  amount: string; // bigint
-  currency: string;
-  status: RefundStatus;
-  reason: string | null;
-  created_at: Date;
-  succeeded_at: Date | null;
-  failed_at: Date | null;
-}
-
-export const REFUND_COLUMNS = `id, merchant_id, environment, order_id, out_refund_no, amount, currency, status, reason,
-  created_at, succeeded_at, failed_at`;
-
-/** The refund object of the API (SPEC §6). */
+/** The refund object of the API. */
 export interface RefundObject {
   id: string;
   object: 'refund';

@@ -1,5 +1,6 @@
+import { DiscoveryService } from '@nestjs/core';
+import type { Environment } from '../common/domain/environment';
 import { DomainError } from '../common/errors/domain-error';
-import { Environment } from '../database/environment';
 import { WebhookEvent } from './webhook-event';
 
 export type EventStatus = 'processed' | 'rejected' | 'ignored';
@@ -24,7 +25,12 @@ export interface WebhookEventHandler {
   apply(event: WebhookEvent, provider: string): Promise<EventOutcome>;
 }
 
-export const WEBHOOK_EVENT_HANDLERS = Symbol('WEBHOOK_EVENT_HANDLERS');
+/**
+ * Marks a provider class as a WebhookEventHandler. Each feature contributes its own
+ * handler this way (orders: payments, refunds: refund results) and the receiver
+ * discovers them, so webhooks/ depends on no feature and no feature on another's handler.
+ */
+export const HandlesWebhookEvents = DiscoveryService.createDecorator<void>();
 
 /**
  * What a handler throws when the event refers to an order or refund that does not exist

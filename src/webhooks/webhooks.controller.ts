@@ -7,7 +7,7 @@ import { addLogFields } from '../common/logging/request-logging';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { parseWebhookEvent } from './webhook-event';
-import { WebhookReceiver } from './webhook-receiver.service';
+import { WebhookReceiverService } from './webhook-receiver.service';
 import { verifyWebhookSignature } from './webhook-signature';
 
 /**
@@ -18,7 +18,7 @@ import { verifyWebhookSignature } from './webhook-signature';
 @Controller('v1/webhooks')
 export class WebhooksController {
   constructor(
-    private readonly receiver: WebhookReceiver,
+    private readonly receiver: WebhookReceiverService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

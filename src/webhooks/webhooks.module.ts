@@ -1,22 +1,13 @@
 import { Module } from '@nestjs/common';
-import { RefundEventsHandler } from '../refunds/refund-events.handler';
-import { RefundsModule } from '../refunds/refunds.module';
-import { PaymentEventsHandler } from './payment-events.handler';
-import { WEBHOOK_EVENT_HANDLERS, WebhookEventHandler } from './webhook-event-handler';
-import { WebhookReceiver } from './webhook-receiver.service';
+import { DiscoveryModule } from '@nestjs/core';
+import { WebhookEventsRepository } from './webhook-events.repository';
+import { WebhookReceiverService } from './webhook-receiver.service';
 import { WebhooksController } from './webhooks.controller';
 
+/** Receiving provider webhooks; the features contribute handlers with @HandlesWebhookEvents(). */
 @Module({
-  imports: [RefundsModule],
+  imports: [DiscoveryModule],
   controllers: [WebhooksController],
-  providers: [
-    PaymentEventsHandler,
-    {
-      provide: WEBHOOK_EVENT_HANDLERS,
-      useFactory: (...handlers: WebhookEventHandler[]) => handlers,
-      inject: [PaymentEventsHandler, RefundEventsHandler],
-    },
-    WebhookReceiver,
-  ],
+  providers: [WebhookEventsRepository, WebhookReceiverService],
 })
 export class WebhooksModule {}

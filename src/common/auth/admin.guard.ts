@@ -1,9 +1,10 @@
 import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { DomainError } from '../errors/domain-error';
+import { sha256 } from '../hash';
 
 /**
  * `Authorization: Bearer $ADMIN_TOKEN`. With no token configured the admin API does not
@@ -14,7 +15,7 @@ export class AdminGuard implements CanActivate {
   private readonly expected: Buffer | null;
 
   constructor(@Inject(APP_CONFIG) config: AppConfig) {
-    this.expected = config.adminToken ? digest(config.adminToken) : null;
+    this.expected = config.adminToken ? sha256(config.adminToken) : null;
   }
 
   canActivate(context: ExecutionContext): boolean {
@@ -25,13 +26,9 @@ export class AdminGuard implements CanActivate {
     }
     const match = /^Bearer (.+)$/.exec(header);
     // Digests have one length, so the comparison takes the same time whatever was sent.
-    if (!match || !timingSafeEqual(digest(match[1]), this.expected)) {
+    if (!match || !timingSafeEqual(sha256(match[1]), this.expected)) {
       throw new DomainError('api_key_invalid', 'The admin token is not valid.', 'Authorization');
     }
     return true;
   }
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }

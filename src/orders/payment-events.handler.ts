@@ -1,34 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
+import { money } from '../common/domain/money';
 import { newId } from '../common/ids';
-import { Db, NamedStatement } from '../database/db';
-import { Environment } from '../database/environment';
-import { money, OrderStatus } from '../orders/order';
-import { field, optionalString, WebhookEvent } from './webhook-event';
-import { EventOutcome, notReady, WebhookEventHandler } from './webhook-event-handler';
-
-const LOCK_ORDER: NamedStatement = {
-  name: 'kuko_lock_order_for_payment',
-  text: 'SELECT id, merchant_id, environment, status, amount, currency FROM orders WHERE id = $1 FOR UPDATE',
-};
-const MARK_PAID: NamedStatement = {
-  name: 'kuko_mark_order_paid',
-  text: `UPDATE orders SET status = 'paid', paid_at = now() WHERE id = $1`,
-};
-const INSERT_FULFILMENT: NamedStatement = {
-  name: 'kuko_insert_fulfilment',
-  text: `INSERT INTO fulfillments (id, merchant_id, environment, order_id, provider, event_id, provider_payment_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)
-         ON CONFLICT ON CONSTRAINT fulfillments_order_id_key DO NOTHING`,
-};
-
-interface LockedOrder {
-  id: string;
-  merchant_id: string;
-  environment: Environment;
-  status: OrderStatus;
-  amount: string;
-  currency: string;
-}
+import { field, optionalString, WebhookEvent } from '../webhooks/webhook-event';
+import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
+import { FulfillmentsRepository } from './fulfillments.repository';
+import { LockedOrder, OrdersRepository } from './orders.repository';
 
 /**
  * payment.succeeded pays a pending order whose amount and currency match, and creates
@@ -36,11 +12,15 @@ interface LockedOrder {
  * nothing). State only moves forward: a paid, refunded or closed order is never changed.
  */
 @Injectable()
+@HandlesWebhookEvents()
 export class PaymentEventsHandler implements WebhookEventHandler {
   readonly types = ['payment.succeeded', 'payment.failed'] as const;
   private readonly logger = new Logger(PaymentEventsHandler.name);
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly orders: OrdersRepository,
+    private readonly fulfillments: FulfillmentsRepository,
+  ) {}
 
   async apply(event: WebhookEvent, provider: string): Promise<EventOutcome> {
     const orderId = field(event, 'order_id', 'string');
@@ -66,28 +46,30 @@ export class PaymentEventsHandler implements WebhookEventHandler {
   ): Promise<EventOutcome> {
     if (order.status !== 'pending') return outcome(order, 'ignored', `order is ${order.status}`);
     if (payment.amount !== money(order.amount) || payment.currency !== order.currency) {
+      const expected = `${order.amount} ${order.currency}`;
+      const got = `${payment.amount} ${payment.currency}`;
       this.logger.warn(
-        { event_id: event.id, order_id: order.id, expected: `${order.amount} ${order.currency}`, got: `${payment.amount} ${payment.currency}` },
+        { event_id: event.id, order_id: order.id, expected, got },
         'payment does not match its order; the order is left unpaid',
       );
-      return outcome(order, 'rejected', `payment of ${payment.amount} ${payment.currency} does not match the order's ${order.amount} ${order.currency}`);
+      return outcome(order, 'rejected', `payment of ${got} does not match the order's ${expected}`);
     }
-    await this.db.rows(MARK_PAID, [order.id]);
-    await this.db.rows(INSERT_FULFILMENT, [
-      newId('ful'),
-      order.merchant_id,
-      order.environment,
-      order.id,
+    await this.orders.markPaid(order.id);
+    await this.fulfillments.insertOnce({
+      id: newId('ful'),
+      merchantId: order.merchant_id,
+      environment: order.environment,
+      orderId: order.id,
       provider,
-      event.id,
-      payment.paymentId,
-    ]);
+      eventId: event.id,
+      providerPaymentId: payment.paymentId,
+    });
     return outcome(order, 'processed', null);
   }
 
   /** Locks the order row for the rest of the transaction, or asks the provider to retry. */
   private async lockOrder(orderId: string): Promise<LockedOrder> {
-    const order = await this.db.one<LockedOrder>(LOCK_ORDER, [orderId]);
+    const order = await this.orders.lockById(orderId);
     if (!order) throw notReady('Order', orderId, 'data.order_id');
     return order;
   }

@@ -1,0 +1,48 @@
+import type { Connection, Db } from './db';
+
+/**
+ * Every advisory lock the service takes, in one place, so no two uses can collide.
+ *
+ * PostgreSQL keeps the one-bigint form and the two-int form of advisory locks apart
+ * (pg_locks.objsubid 1 and 2). Requests lock their Idempotency-Key with a bigint hash of
+ * (merchant, environment, key), computed by PostgreSQL so that every instance agrees;
+ * everything else uses the two-int form under the classid "KUKO", with one objid each,
+ * so it can never meet a key's hash. Operators find them in pg_locks as classid/objid.
+ */
+export const LOCK_CLASS = 0x4b554b4f; // "KUKO"
+
+export const ADVISORY_LOCKS = {
+  /** Held by the one instance purging expired idempotency keys. */
+  purge: { classid: LOCK_CLASS, objid: 1 },
+  /** Serialises the first-run creation of the demo merchant across instances. */
+  demoMerchant: { classid: LOCK_CLASS, objid: 2 },
+} as const;
+
+export type AdvisoryLock = (typeof ADVISORY_LOCKS)[keyof typeof ADVISORY_LOCKS];
+
+/** The SQL arguments of a two-int lock, e.g. `pg_try_advisory_lock(${lockArgs(lock)})`. */
+export function lockArgs(lock: AdvisoryLock): string {
+  return `${lock.classid}, ${lock.objid}`;
+}
+
+/** SQL for the bigint lock of an Idempotency-Key, over three text parameters or expressions. */
+export function idempotencyKeyLockId(merchant: string, environment: string, key: string): string {
+  return `hashtextextended(${merchant} || '/' || ${environment} || '/' || ${key}, 0)`;
+}
+
+/** Takes a session-level lock on this connection if free; never waits. */
+export async function tryLockSession(connection: Connection, lock: AdvisoryLock): Promise<boolean> {
+  const [row] = await connection.rows<{ locked: boolean }>(`SELECT pg_try_advisory_lock(${lockArgs(lock)}) AS locked`);
+  return row.locked === true;
+}
+
+/** Releases a session-level lock; false if this session did not hold it. */
+export async function unlockSession(connection: Connection, lock: AdvisoryLock): Promise<boolean> {
+  const [row] = await connection.rows<{ unlocked: boolean }>(`SELECT pg_advisory_unlock(${lockArgs(lock)}) AS unlocked`);
+  return row.unlocked === true;
+}
+
+/** Waits for a transaction-level lock; it frees itself at commit or rollback. */
+export async function lockTransaction(db: Db, lock: AdvisoryLock): Promise<void> {
+  await db.rows(`SELECT pg_advisory_xact_lock(${lockArgs(lock)})`);
+}

@@ -1,0 +1,29 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { addLogFields } from '../common/logging/request-logging';
+import { isIdempotentRoute } from '../idempotency/idempotent.decorator';
+import { validKeyOrNull } from '../idempotency/idempotency-scope';
+import { ApiKeyAuthenticator } from './api-key-authenticator';
+
+/**
+ * Authenticates `X-Api-Key` (ApiKeyAuthenticator) and records who is calling on the
+ * request. On an @Idempotent() route it also hands the interceptor the answer stored
+ * under the request's Idempotency-Key, read in the same round trip.
+ */
+@Injectable()
+export class ApiKeyGuard implements CanActivate {
+  constructor(private readonly authenticator: ApiKeyAuthenticator) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<FastifyRequest>();
+    const idempotencyKey = isIdempotentRoute(context) ? validKeyOrNull(request) : null;
+    const { merchantId, environment, stored } = await this.authenticator.authenticate(
+      request.headers['x-api-key'],
+      idempotencyKey,
+    );
+    request.auth = { merchantId, environment };
+    if (idempotencyKey !== null) request.prefetchedAnswer = { key: idempotencyKey, stored };
+    addLogFields(request, { merchant_id: merchantId, environment });
+    return true;
+  }
+}
