@@ -2,7 +2,7 @@ import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, TestMerchant } from './support/factories';
 import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
 
-describe('the error contract (SPEC §4)', () => {
+describe('the error contract (docs/errors.md)', () => {
   let t: TestApp;
   let merchant: TestMerchant;
 

@@ -4,7 +4,7 @@ import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant } from './support/factories';
 import { startTestApp } from './support/test-app';
 
-describe('health and a lost database (SPEC §10)', () => {
+describe('health and a lost database (docs/operations.md)', () => {
   it('reports ready, then 503 everywhere the database is needed once it is gone', async () => {
     // A cluster of this test's own: stopping it disturbs nothing else.
     const cluster = await startClusterProcess('health');

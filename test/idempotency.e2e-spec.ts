@@ -6,7 +6,7 @@ import { createMerchant, createOrder, orderBody, TestMerchant } from './support/
 import { injectFault, killServerMidRequest, waitForAnAdvisoryLock, waitForNoAdvisoryLocks } from './support/faults';
 import { startTestApp, TestApp } from './support/test-app';
 
-describe('the Idempotency-Key layer (SPEC §7)', () => {
+describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
   let t: TestApp;
   let merchant: TestMerchant;
 
@@ -249,6 +249,7 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
         ]);
         const busy = await create(key, body);
         expectError(busy, 409, 'idempotency_in_progress', 'Idempotency-Key');
+        expect(busy.headers['retry-after']).toBe('1');
         expect(await countOrders(body.out_trade_no as string)).toBe(0);
       } finally {
         await holder.query('SELECT pg_advisory_unlock_all()');
@@ -387,6 +388,46 @@ describe('the Idempotency-Key layer (SPEC §7)', () => {
         expect(responses.map((r) => r.status)).toEqual([201, 201]);
         expect(await countOrders(a.out_trade_no as string)).toBe(1);
         expect(await countOrders(b.out_trade_no as string)).toBe(1);
+      } finally {
+        await restore();
+      }
+    });
+  });
+
+  describe('a conflict that outlasts the retries', () => {
+    /** Every insert of this out_trade_no fails as a serialization failure (40001). */
+    const alwaysConflicting = (outTradeNo: string) =>
+      injectFault(
+        t.db.pool,
+        'orders',
+        `IF NEW.out_trade_no = '${outTradeNo}' THEN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END IF;`,
+      );
+
+    it('answers a keyed request 409 with Retry-After, and stores nothing under the key', async () => {
+      const key = randomUUID();
+      const body = orderBody();
+      const restore = await alwaysConflicting(body.out_trade_no as string);
+      try {
+        const response = await create(key, body);
+        expectError(response, 409, 'idempotency_in_progress', 'Idempotency-Key');
+        expect(response.headers['retry-after']).toBe('1');
+        expect(await keyRows(key)).toHaveLength(0);
+      } finally {
+        await restore();
+      }
+      expectSuccess(await create(key, body), 201);
+    });
+
+    it('answers a request without a key 503, never advice about a key it did not send', async () => {
+      const body = orderBody();
+      const restore = await alwaysConflicting(body.out_trade_no as string);
+      try {
+        const response = await create(null, body);
+        expectError(response, 503, 'service_unavailable');
+        expect(response.body.type).toBe('api_error');
+        expect(response.body.message).not.toMatch(/Idempotency-Key/);
+        expect(response.headers['retry-after']).toBe('1');
+        expect(await countOrders(body.out_trade_no as string)).toBe(0);
       } finally {
         await restore();
       }

@@ -4,7 +4,7 @@ import { createMerchant, orderBody } from './support/factories';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
 
-describe('structured logs (SPEC §10)', () => {
+describe('structured logs (docs/operations.md)', () => {
   let t: TestApp;
 
   beforeAll(async () => {

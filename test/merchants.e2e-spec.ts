@@ -3,7 +3,7 @@ import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant } from './support/factories';
 import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
 
-describe('merchants and API keys (SPEC §3)', () => {
+describe('merchants and API keys', () => {
   let t: TestApp;
 
   beforeAll(async () => {

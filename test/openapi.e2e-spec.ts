@@ -1,6 +1,6 @@
 import { startTestApp, TestApp } from './support/test-app';
 
-describe('the OpenAPI document (SPEC §10)', () => {
+describe('the OpenAPI document', () => {
   let t: TestApp;
 
   beforeAll(async () => {

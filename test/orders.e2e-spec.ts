@@ -7,7 +7,7 @@ const ORDER_KEYS = [
   'metadata', 'notify_url', 'object', 'out_trade_no', 'paid_at', 'return_url', 'status', 'subject',
 ];
 
-describe('orders (SPEC §5)', () => {
+describe('orders', () => {
   let t: TestApp;
   let merchant: TestMerchant;
 

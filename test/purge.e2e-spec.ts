@@ -18,7 +18,7 @@ import { startTestApp, TestApp } from './support/test-app';
 
 const CLI = join(__dirname, '..', 'dist', 'idempotency', 'purge.cli.js');
 
-describe('the purge of expired idempotency keys (SPEC §9)', () => {
+describe('the purge of expired idempotency keys (docs/operations.md)', () => {
   let t: TestApp;
   let merchant: TestMerchant;
 

@@ -10,7 +10,7 @@ const REFUND_KEYS = [
   'reason', 'status', 'succeeded_at',
 ];
 
-describe('partial refunds (SPEC §6)', () => {
+describe('partial refunds (docs/refunds.md)', () => {
   let t: TestApp;
   let merchant: TestMerchant;
 

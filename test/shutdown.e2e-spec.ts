@@ -5,7 +5,7 @@ import { injectFault, waitForAnAdvisoryLock } from './support/faults';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
 
-describe('graceful shutdown (SPEC §10)', () => {
+describe('graceful shutdown (docs/operations.md)', () => {
   let t: TestApp;
 
   beforeAll(async () => {

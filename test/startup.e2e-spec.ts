@@ -6,7 +6,7 @@ import { isAlive } from '../src/database/embedded-postgres';
 import { createTestDatabase } from './support/database';
 import { startServerProcess } from './support/server-process';
 
-describe('start-up (SPEC §2)', () => {
+describe('start-up (docs/operations.md)', () => {
   const start = (env: Record<string, string>) =>
     spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
       env: { ...process.env, DATABASE_URL: '', ...env },

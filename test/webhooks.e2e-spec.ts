@@ -13,7 +13,7 @@ import {
   WEBHOOK_ENV,
 } from './support/webhooks';
 
-describe('the webhook receiver (SPEC §8)', () => {
+describe('the webhook receiver (docs/webhooks.md)', () => {
   let t: TestApp;
   let merchant: TestMerchant;
 

@@ -8,8 +8,8 @@
  *   whole run and unlocks it at the end. A run that finds the lock taken skips at once;
  *   none ever waits for another.
  * - Request traffic is never blocked behind it: rows go in batches of a few thousand, each
- *   DELETE its own short transaction (autocommit on that connection, no transaction around
- *   the run), and rows that a request has locked are skipped (FOR UPDATE SKIP LOCKED), left
+ *   delete its own short transaction (autocommit on that connection, no transaction around
+ *   the run), and rows that a request has locked are skipped (SKIP LOCKED), left
  *   for the next run. A request reusing an expired key waits at most for one batch.
  * - A run is bounded: it stops when a batch comes back short (nothing left), when its time
  *   budget is spent, or when it is asked to stop (shutdown), always between two batches.

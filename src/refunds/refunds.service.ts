@@ -17,7 +17,7 @@ export interface CreatedRefund {
 }
 
 /**
- * Partial refunds. The order row is locked (FOR UPDATE) before its refundable amount is
+ * Partial refunds. The order row is locked (a row lock) before its refundable amount is
  * read, so concurrent refunds of one order queue on that lock and their sum can never
  * exceed the order amount; a CHECK on orders.amount_refunded backs this up.
  */

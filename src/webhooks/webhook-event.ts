@@ -2,7 +2,7 @@ import secureJsonParse from 'secure-json-parse';
 import { DomainError } from '../common/errors/domain-error';
 import { refuseUnstorableJson } from '../common/validation/storable-json';
 
-/** A provider event as posted: `{id, type, created_at, data}` (SPEC §8). */
+/** A provider event as posted: `{id, type, created_at, data}` (docs/webhooks.md). */
 export interface WebhookEvent {
   id: string;
   type: string;

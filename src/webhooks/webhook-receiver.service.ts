@@ -1,7 +1,7 @@
 /**
  * The webhook receiver (docs/webhooks.md): exactly-once application of provider events.
  *
- * One transaction records the event (INSERT … ON CONFLICT (provider, event_id) DO NOTHING)
+ * One transaction records the event (claiming the unique (provider, event_id), see its repository)
  * and applies it. A second delivery of the same event, sequential or concurrent, finds
  * the row (or waits for the first to commit) and changes nothing. If applying fails,
  * or the order is not there yet, the transaction rolls back, event row included, so the

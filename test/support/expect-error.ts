@@ -2,7 +2,7 @@ import type { Response } from 'supertest';
 
 const REQUEST_ID = /^req_[0-9a-f]{32}$/;
 
-/** Asserts the SPEC §4 error envelope, and that header and body share the request id. */
+/** Asserts the error envelope (docs/errors.md), and that header and body share the request id. */
 export function expectError(response: Response, status: number, error: string, param: string | null = null): void {
   expect({ status: response.status, error: response.body.error, param: response.body.param }).toEqual({
     status,

@@ -5,7 +5,7 @@ import { toErrorResponse } from './error-response';
 
 /**
  * The one exception filter: every error, from routing and body parsing to services,
- * leaves as the SPEC §4 envelope. Server-side faults are logged with their cause; the
+ * leaves as the error envelope of docs/errors.md. Server-side faults are logged with their cause; the
  * client only ever sees the generic message.
  */
 @Catch()

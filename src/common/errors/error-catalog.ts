@@ -1,5 +1,5 @@
 /**
- * Every machine code the API answers, with its HTTP status and category (SPEC §4).
+ * Every machine code the API answers, with its HTTP status and category (docs/errors.md).
  * Services throw DomainError with one of these codes; the filter maps it to the wire.
  */
 export type ErrorType =

@@ -14,8 +14,8 @@ export interface ErrorBody {
 }
 
 /**
- * Turns anything thrown while serving a request into the SPEC §4 envelope. Unknown
- * errors become a generic 500 whose message reveals nothing; the caller logs the cause.
+ * Turns anything thrown while serving a request into the error envelope (docs/errors.md).
+ * Unknown errors become a generic 500 whose message reveals nothing; the caller logs the cause.
  */
 export function toErrorResponse(exception: unknown, requestId: string): ApiResponse {
   const error = toDomainError(exception);
@@ -31,27 +31,30 @@ export function toErrorResponse(exception: unknown, requestId: string): ApiRespo
   return new ApiResponse(status, body, error.headers);
 }
 
+const RETRY_ADVICE = 'retry the request (with the same Idempotency-Key, if it had one).';
+
 export function toDomainError(exception: unknown): DomainError {
   if (exception instanceof DomainError) return exception;
   if (exception instanceof HttpException) return fromHttpException(exception);
+  // The idempotency interceptor retries these on its routes; one that still reaches here
+  // (a webhook, say) changed nothing and is worth retrying as it is.
   if (isSerializationFailure(exception)) {
     return new DomainError(
-      'idempotency_in_progress',
-      'A concurrent request touched the same data; retry the request with the same Idempotency-Key.',
+      'service_unavailable',
+      'A concurrent request touched the same data; nothing was changed, retry the request.',
+      null,
+      { 'Retry-After': '1' },
     );
   }
   if (isDatabaseUnavailable(exception)) {
     return new DomainError(
       'service_unavailable',
-      'The database is unreachable; retry the request with the same Idempotency-Key.',
+      `The database is unreachable; ${RETRY_ADVICE}`,
       null,
       { 'Retry-After': '1' },
     );
   }
-  return new DomainError(
-    'internal_error',
-    'An unexpected error occurred; retry the request with the same Idempotency-Key.',
-  );
+  return new DomainError('internal_error', `An unexpected error occurred; ${RETRY_ADVICE}`);
 }
 
 /** Errors raised by the framework before a controller runs (routing, body parsing). */

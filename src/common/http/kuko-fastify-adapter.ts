@@ -67,7 +67,7 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   request.rawBody = body;
   // Webhook bodies are parsed only after their signature has been checked.
   if (request.url.startsWith(WEBHOOK_PREFIX)) return undefined;
-  // An absent body counts as {} (SPEC §7.2); validation then names the missing fields.
+  // An absent body counts as {} (docs/idempotency.md); validation then names the missing fields.
   if (body.length === 0) return undefined;
   let parsed: unknown;
   try {

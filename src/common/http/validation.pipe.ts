@@ -48,7 +48,7 @@ function firstLeaf(errors: ValidationError[], prefix: string): { error: Validati
 }
 
 /**
- * An absent body counts as {} (SPEC §7.2), so validation names the missing fields; any
+ * An absent body counts as {} (docs/idempotency.md), so validation names the missing fields; any
  * other JSON that is not an object is refused as a whole.
  */
 class BodyValidationPipe extends ValidationPipe {

@@ -1,0 +1,59 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+/**
+ * The structure docs/decisions.md describes, checked so it cannot drift: layers point one
+ * way (features above common/, common/ above config/ and database/), no two features
+ * import each other, and SQL lives in repositories, migrations and the database module.
+ */
+const SRC = join(__dirname, '..', 'src');
+/** What each lower layer may import; every other folder is a feature above them all. */
+const LOWER_LAYERS: Record<string, string[]> = {
+  config: [],
+  database: ['config'],
+  common: ['config', 'database'],
+};
+const isLower = (name: string) => name in LOWER_LAYERS;
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') && !name.endsWith('.spec.ts') ? [path] : [];
+  });
+}
+
+/** Top folder under src/ of a file (or the file name for main.ts and friends). */
+const area = (path: string) => relative(SRC, path).split('/')[0];
+
+function imports(): [from: string, to: string][] {
+  return sourceFiles(SRC).flatMap((file) =>
+    [...readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)].map(
+      ([, target]) => [area(file), area(resolve(dirname(file), target))] as [string, string],
+    ),
+  );
+}
+
+describe('the structure of src/', () => {
+  const edges = imports().filter(([from, to]) => from !== to);
+
+  it('has no import from a lower layer up to a feature or a higher layer', () => {
+    const upward = edges.filter(([from, to]) => isLower(from) && !LOWER_LAYERS[from].includes(to));
+    expect(upward).toEqual([]);
+  });
+
+  it('has no two features importing each other', () => {
+    const features = edges.filter(([from, to]) => !isLower(from) && !isLower(to));
+    const pairs = new Set(features.map(([from, to]) => `${from}>${to}`));
+    expect(features.filter(([from, to]) => pairs.has(`${to}>${from}`))).toEqual([]);
+  });
+
+  it('keeps SQL in repositories and the database module', () => {
+    const sql = /\b(SELECT|INSERT|UPDATE|DELETE)\b/;
+    const misplaced = sourceFiles(SRC)
+      .filter((file) => !file.endsWith('.repository.ts') && area(file) !== 'database')
+      .filter((file) => sql.test(readFileSync(file, 'utf8')))
+      .map((file) => relative(SRC, file));
+    expect(misplaced).toEqual([]);
+  });
+});
