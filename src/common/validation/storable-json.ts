@@ -4,6 +4,7 @@ import { DomainError } from '../errors/domain-error';
 export const MAX_JSON_DEPTH = 32;
 // U+0000 cannot be stored in PostgreSQL text or jsonb; an unpaired UTF-16 surrogate is
 // refused by jsonb and silently replaced in text, so it is refused too.
+// eslint-disable-next-line no-control-regex -- NUL is exactly what must be found
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
