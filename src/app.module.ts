@@ -23,7 +23,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        DatabaseModule.forRoot(databaseUrl),
+        DatabaseModule.forRoot(databaseUrl, config),
         ScheduleModule.forRoot(),
         HealthModule,
         MerchantsModule,

@@ -24,7 +24,14 @@ async function main(): Promise<void> {
   embedded = database.embedded;
   const app = await createApp({ config, databaseUrl: database.url });
   const shutdown = async (signal: string) => {
-    logger.log(`${signal} received: finishing in-flight requests`);
+    logger.log(`${signal} received: finishing in-flight requests (at most ${config.shutdownTimeoutMs} ms)`);
+    // A client that never finishes its request must not hold the process: after the
+    // deadline it exits anyway. PostgreSQL rolls back whatever was still open.
+    const deadline = setTimeout(() => {
+      logger.warn(`in-flight requests outlasted SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs}; exiting now`);
+      void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
+    }, config.shutdownTimeoutMs);
+    deadline.unref();
     await app.close();
     await embedded?.stop();
     process.exit(0);
@@ -32,7 +39,8 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
-  const demo = await app.get(MerchantsService).createDemoMerchantIfNone();
+  // A demo merchant belongs to the laptop set-up only, never to an operator's database.
+  const demo = embedded ? await app.get(MerchantsService).createDemoMerchantIfNone() : null;
   await app.listen({ port: config.port, host: '0.0.0.0' });
   const url = `http://localhost:${config.port}`;
   if (demo) {

@@ -49,28 +49,14 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 
-  it('creates a demo merchant and prints its test key on the first start only', async () => {
+  it('creates no demo merchant on an operator\'s database (DATABASE_URL set), and prints no key', async () => {
     const db = await createTestDatabase();
     try {
-      const first = await startServerProcess({ DATABASE_URL: db.url });
-      await first.kill('SIGTERM');
-      const printed = first.stdout.join('\n').match(/kuko_test_[A-Za-z0-9_-]{32}/);
-      expect(printed).not.toBeNull();
-      const response = await fetch(`${first.url}/health`).catch(() => null);
-      expect(response).toBeNull();
-
-      const second = await startServerProcess({ DATABASE_URL: db.url });
-      try {
-        expect(second.stdout.join('\n')).not.toMatch(/kuko_test_/);
-        // The printed key works, and only one merchant exists.
-        const account = await fetch(`${second.url}/v1/account`, { headers: { 'X-Api-Key': printed![0] } });
-        expect(account.status).toBe(200);
-        expect(((await account.json()) as { data: { name: string } }).data.name).toBe('Demo merchant');
-        const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM merchants');
-        expect(rows[0].n).toBe(1);
-      } finally {
-        await second.kill('SIGTERM');
-      }
+      const server = await startServerProcess({ DATABASE_URL: db.url });
+      await server.kill('SIGTERM');
+      expect(server.stdout.join('\n')).not.toMatch(/kuko_(test|live)_/);
+      const { rows } = await db.pool.query('SELECT count(*)::int AS n FROM merchants');
+      expect(rows[0].n).toBe(0);
     } finally {
       await db.drop();
     }
@@ -90,6 +76,9 @@ describe('start-up (docs/operations.md)', () => {
       const second = await startServerProcess(env, home);
       const account = await fetch(`${second.url}/v1/account`, { headers: { 'X-Api-Key': key } });
       expect(account.status).toBe(200);
+      expect(((await account.json()) as { data: { name: string } }).data.name).toBe('Demo merchant');
+      // Created and printed on the first run only.
+      expect(second.stdout.join('\n')).not.toMatch(/kuko_test_/);
       expect(second.stdout.join('\n')).toContain('reusing the PostgreSQL already running');
       second.child.kill('SIGTERM');
       await second.exited;

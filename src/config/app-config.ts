@@ -8,10 +8,23 @@ import { parseWebhookSecrets, WebhookSecrets } from './webhook-secrets';
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+export const POOL_MODES = ['session', 'transaction'] as const;
+/** `transaction`: behind a transaction-pooling pooler such as PgBouncer (docs/operations.md). */
+export type PoolMode = (typeof POOL_MODES)[number];
+
 export interface AppConfig {
   port: number;
   /** Unset: the embedded PostgreSQL is started. */
   databaseUrl: string | null;
+  /** A direct server connection for what needs a session (migrations, LISTEN); unset: databaseUrl. */
+  databaseDirectUrl: string | null;
+  databasePoolMode: PoolMode;
+  /** Connections per process. */
+  databasePoolSize: number;
+  /** The whole request (headers and body) must arrive within this; headers within 10 s. */
+  requestTimeoutMs: number;
+  /** SIGTERM drains in-flight requests for at most this long, then the process exits. */
+  shutdownTimeoutMs: number;
   /** Unset: the admin API answers 404. */
   adminToken: string | null;
   /** Empty: the webhook route answers 503 webhooks_not_configured. */
@@ -37,7 +50,12 @@ type Env = Record<string, string | undefined>;
 export function loadConfig(env: Env = process.env): AppConfig {
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
-    databaseUrl: databaseUrl(env),
+    databaseUrl: databaseUrl(env, 'DATABASE_URL'),
+    databaseDirectUrl: databaseUrl(env, 'DATABASE_DIRECT_URL'),
+    databasePoolMode: oneOf(env, 'DATABASE_POOL_MODE', POOL_MODES, 'session'),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 2, 1000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 3_600_000),
     adminToken: adminToken(env),
     webhookSecrets: webhookSecrets(env),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86400, 1, 365 * 86400),
@@ -60,19 +78,27 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
   return Number(raw);
 }
 
-function databaseUrl(env: Env): string | null {
-  const raw = value(env, 'DATABASE_URL');
+function databaseUrl(env: Env, name: string): string | null {
+  const raw = value(env, name);
   if (raw === undefined) return null;
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError('DATABASE_URL', 'must be a URL such as postgres://user@host:5432/db');
+    throw new ConfigError(name, 'must be a URL such as postgres://user@host:5432/db');
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new ConfigError('DATABASE_URL', `must start with postgres:// (got ${url.protocol}//)`);
+    throw new ConfigError(name, `must start with postgres:// (got ${url.protocol}//)`);
   }
   return raw;
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = value(env, name) ?? fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${raw}")`);
+  }
+  return raw as T;
 }
 
 function adminToken(env: Env): string | null {
@@ -104,9 +130,5 @@ function purgeCron(env: Env): string | null {
 }
 
 function logLevel(env: Env): LogLevel {
-  const raw = value(env, 'LOG_LEVEL') ?? 'info';
-  if (!(LOG_LEVELS as readonly string[]).includes(raw)) {
-    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')} (got "${raw}")`);
-  }
-  return raw as LogLevel;
+  return oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info');
 }

@@ -46,3 +46,9 @@ export async function unlockSession(connection: Connection, lock: AdvisoryLock):
 export async function lockTransaction(db: Db, lock: AdvisoryLock): Promise<void> {
   await db.rows(`SELECT pg_advisory_xact_lock(${lockArgs(lock)})`);
 }
+
+/** Takes a transaction-level lock if free; never waits. It frees itself at commit or rollback. */
+export async function tryLockTransaction(db: Db, lock: AdvisoryLock): Promise<boolean> {
+  const row = await db.one<{ locked: boolean }>(`SELECT pg_try_advisory_xact_lock(${lockArgs(lock)}) AS locked`);
+  return row?.locked === true;
+}

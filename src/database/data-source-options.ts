@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
+import type { PoolMode } from '../config/app-config';
 
 /**
  * Migrations are TypeScript under migrations/ and compiled to dist/migrations/. Running
@@ -9,15 +10,32 @@ const MIGRATIONS = __filename.endsWith('.ts')
   ? join(__dirname, '..', '..', 'migrations', '*.ts')
   : join(__dirname, '..', 'migrations', '*.js');
 
+/**
+ * The server-side limits every connection of the service runs with (docs/operations.md):
+ * a statement waiting this long on a row lock fails (503, retryable) instead of piling
+ * up; no statement runs away; no transaction is left open by a stuck client.
+ */
+export const SESSION_SETTINGS: Readonly<Record<string, string>> = {
+  lock_timeout: '5s',
+  statement_timeout: '60s',
+  idle_in_transaction_session_timeout: '60s',
+};
+
 export interface PoolOptions {
   /** Connections per process. */
   max?: number;
+  /** `transaction` behind PgBouncer: no startup options (the settings go with each BEGIN). */
+  mode?: PoolMode;
 }
 
+/** How long a request may wait for a pooled connection before it is answered 503. */
+export const ACQUIRE_TIMEOUT_MS = 5000;
+
 export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSourceOptions {
+  const { connectionString, options } = withServerSettings(url, pool.mode ?? 'session');
   return {
     type: 'postgres',
-    url,
+    url: connectionString,
     // Schema changes only through reviewed migrations, applied at start-up.
     synchronize: false,
     migrationsRun: true,
@@ -27,10 +45,26 @@ export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSour
     logging: false,
     extra: {
       max: pool.max ?? 20,
-      connectionTimeoutMillis: 5000,
-      // A statement that waits this long on a lock is a bug; fail it rather than pile up.
-      options: '-c lock_timeout=10000 -c idle_in_transaction_session_timeout=60000 -c TimeZone=UTC',
+      connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS,
+      ...(options ? { options } : {}),
       application_name: 'kukopay-api',
     },
   };
+}
+
+/**
+ * The URL without its `options` parameter, and the startup options: ours first, then
+ * the URL's, so that `?options=-c search_path=…` adds to our limits instead of silently
+ * replacing them (pg lets a URL parameter override the pool's own). A setting the URL
+ * names explicitly, such as its own lock_timeout, still wins, as PostgreSQL applies the
+ * last `-c`. Behind a transaction pooler there are no startup options at all: PgBouncer
+ * refuses them, and Db sends SESSION_SETTINGS with each BEGIN instead.
+ */
+export function withServerSettings(url: string, mode: PoolMode): { connectionString: string; options?: string } {
+  const parsed = new URL(url);
+  const fromUrl = parsed.searchParams.get('options');
+  parsed.searchParams.delete('options');
+  if (mode === 'transaction') return { connectionString: parsed.toString(), options: fromUrl ?? undefined };
+  const ours = Object.entries({ ...SESSION_SETTINGS, TimeZone: 'UTC' }).map(([name, value]) => `-c ${name}=${value}`);
+  return { connectionString: parsed.toString(), options: [...ours, ...(fromUrl ? [fromUrl] : [])].join(' ') };
 }

@@ -11,10 +11,15 @@
  * simple-query message), which is where a keyed write saves most of its time
  * (docs/decisions.md).
  */
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PoolClient, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
+import type { PoolMode } from '../config/app-config';
+import { ACQUIRE_TIMEOUT_MS, SESSION_SETTINGS } from './data-source-options';
+import { literal } from './literal';
+import { DatabaseBusyError } from './pg-errors';
+import { Slots } from './slots';
 
 /** A statement that pg prepares once per connection (plan cache), then executes by name. */
 export interface NamedStatement {
@@ -23,6 +28,30 @@ export interface NamedStatement {
 }
 
 export type Sql = string | NamedStatement;
+
+/**
+ * A statement that shares a round trip with BEGIN or COMMIT, where no parameters can be
+ * sent: PREPAREd once per connection and EXECUTEd with literals, or, behind a transaction
+ * pooler (which keeps no prepared statements), sent inline with the same literals.
+ */
+export interface BatchedStatement {
+  name: string;
+  /** Parameter types, e.g. ['text', 'int']. */
+  types: string[];
+  /** The statement over $1 … $n. */
+  text: string;
+}
+
+export type Literal = string | number | Buffer;
+
+export interface DbOptions {
+  mode: PoolMode;
+  /** Connections of the pool; a quarter of them are kept free of transactions for reads. */
+  poolSize: number;
+}
+
+export const DB_OPTIONS = Symbol('DB_OPTIONS');
+const DEFAULT_OPTIONS: DbOptions = { mode: 'session', poolSize: 20 };
 
 /** What runs on one connection: a transaction, or a session such as the purge's. */
 export interface Connection {
@@ -38,18 +67,42 @@ interface OpenTransaction {
 }
 
 @Injectable()
-export class Db {
+export class Db implements Connection {
   private readonly current = new AsyncLocalStorage<OpenTransaction>();
   /** PREPARE statements every connection needs before its first opening message. */
   private readonly preparations: string[] = [];
   private readonly prepared = new WeakSet<PoolClient>();
+  /**
+   * Transactions may hold at most this many connections at once, so that requests queued
+   * on one hot row lock can never take the connections every other request needs.
+   */
+  private readonly transactionSlots: Slots;
+  /** Sent with every BEGIN behind a transaction pooler, where startup options are refused. */
+  private readonly settingsPerTransaction: string[];
+  readonly mode: PoolMode;
 
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    @Optional() @Inject(DB_OPTIONS) options: DbOptions = DEFAULT_OPTIONS,
+  ) {
+    this.mode = options.mode;
+    this.transactionSlots = new Slots(Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4)));
+    this.settingsPerTransaction =
+      options.mode === 'transaction'
+        ? Object.entries(SESSION_SETTINGS).map(([name, value]) => `SET LOCAL ${name} = ${literal(value)}`)
+        : [];
+  }
 
   async rows<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T[]> {
     const open = this.current.getStore();
-    if (open) return run<T>(open.client, sql, params);
-    return this.withConnection((client) => run<T>(client, sql, params));
+    if (open) return run<T>(open.client, this.forPool(sql), params);
+    return this.withConnection((client) => run<T>(client, this.forPool(sql), params));
+  }
+
+  async execute(sql: Sql, params: unknown[] = []): Promise<number> {
+    const open = this.current.getStore();
+    const count = (client: PoolClient) => client.query(toQuery(this.forPool(sql), params)).then((r) => r.rowCount ?? 0);
+    return open ? count(open.client) : this.withConnection(count);
   }
 
   async one<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T | null> {
@@ -58,32 +111,44 @@ export class Db {
 
   /**
    * Runs fn in one transaction (joining the open one, if any). `opening` statements are
-   * sent with BEGIN, and their rows handed to fn; they take no parameters, so any value
-   * in them must be escaped with `literal`.
+   * sent with BEGIN, and their rows handed to fn; they take no parameters (see `call`).
    */
   async transaction<T>(fn: (openingRows: unknown[][]) => Promise<T>, opening: string[] = []): Promise<T> {
     if (this.current.getStore()) {
       if (opening.length > 0) throw new Error('a nested transaction cannot send opening statements');
       return fn([]);
     }
-    return this.withConnection(async (client, discard) => {
-      const transaction: OpenTransaction = { client, closing: [] };
-      try {
-        // A connection's first opening message also PREPAREs what later ones EXECUTE.
-        const prepare = opening.length > 0 && !this.prepared.has(client) ? this.preparations : [];
-        const opened = await simpleQuery(client, [...prepare, 'BEGIN', ...opening]);
-        if (prepare.length > 0) this.prepared.add(client);
-        const result = await this.current.run(transaction, () => fn(opened.slice(prepare.length + 1)));
-        await simpleQuery(client, [...transaction.closing, 'COMMIT']);
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => discard());
-        // PREPAREs survive a rollback, but this client was not marked as prepared: the next
-        // opening would PREPARE again and fail. Such a client is discarded instead.
-        if (!this.prepared.has(client) && opening.length > 0) discard();
-        throw error;
-      }
-    });
+    await this.transactionSlots.acquire(ACQUIRE_TIMEOUT_MS, () => new DatabaseBusyError('no transaction slot in time'));
+    try {
+      return await this.withConnection((client, discard) => this.runTransaction(client, discard, fn, opening));
+    } finally {
+      this.transactionSlots.release();
+    }
+  }
+
+  private async runTransaction<T>(
+    client: PoolClient,
+    discard: () => void,
+    fn: (openingRows: unknown[][]) => Promise<T>,
+    opening: string[],
+  ): Promise<T> {
+    const transaction: OpenTransaction = { client, closing: [] };
+    try {
+      // A connection's first opening message also PREPAREs what later ones EXECUTE.
+      const prepare = opening.length > 0 && !this.prepared.has(client) ? this.preparations : [];
+      const begin = ['BEGIN', ...this.settingsPerTransaction];
+      const opened = await simpleQuery(client, [...prepare, ...begin, ...opening]);
+      if (prepare.length > 0) this.prepared.add(client);
+      const result = await this.current.run(transaction, () => fn(opened.slice(prepare.length + begin.length)));
+      await simpleQuery(client, [...transaction.closing, 'COMMIT']);
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => discard());
+      // PREPAREs survive a rollback, but this client was not marked as prepared: the next
+      // opening would PREPARE again and fail. Such a client is discarded instead.
+      if (!this.prepared.has(client) && opening.length > 0) discard();
+      throw error;
+    }
   }
 
   /**
@@ -94,8 +159,8 @@ export class Db {
     return this.withConnection(async (client, discard) => {
       try {
         return await fn({
-          rows: (sql, params = []) => run(client, sql, params),
-          execute: async (sql, params = []) => (await client.query(toQuery(sql, params))).rowCount ?? 0,
+          rows: (sql, params = []) => run(client, this.forPool(sql), params),
+          execute: async (sql, params = []) => (await client.query(toQuery(this.forPool(sql), params))).rowCount ?? 0,
         });
       } finally {
         if (options.discardIf?.()) discard();
@@ -104,11 +169,28 @@ export class Db {
   }
 
   /**
-   * Registers PREPARE statements, so that opening and closing statements can EXECUTE a
-   * cached plan instead of being parsed and planned on every request.
+   * Registers statements that opening and closing messages call (see `call`). With
+   * session pooling each connection PREPAREs them once, so a call EXECUTEs a cached plan
+   * instead of being parsed and planned on every request.
    */
-  prepareOnEveryConnection(statements: readonly string[]): void {
-    this.preparations.push(...statements);
+  prepareOnEveryConnection(statements: readonly BatchedStatement[]): void {
+    if (this.mode === 'transaction') return;
+    for (const { name, types, text } of statements) this.preparations.push(`PREPARE ${name}(${types}) AS ${text}`);
+  }
+
+  /** A registered statement with its values, as one statement of an opening or closing message. */
+  call(statement: BatchedStatement, values: readonly Literal[]): string {
+    const literals = values.map((value) => literal(value));
+    if (this.mode === 'session') return `EXECUTE ${statement.name}(${literals.join(', ')})`;
+    return statement.text.replace(/\$(\d+)/g, (_, index: string) => {
+      const value = literals[Number(index) - 1];
+      return `${value}::${statement.types[Number(index) - 1]}`;
+    });
+  }
+
+  /** Behind a transaction pooler no statement may be prepared, not even by the protocol. */
+  private forPool(sql: Sql): Sql {
+    return this.mode === 'transaction' && typeof sql !== 'string' ? sql.text : sql;
   }
 
   /** Queues statements (escaped, without parameters) to run just before COMMIT. */

@@ -8,14 +8,24 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '08000', '08001', '08003', '08004', '08006', // connection exceptions
   '53300', // too_many_connections
 ]);
+const BUSY_SQLSTATES = new Set([
+  '55P03', // lock_not_available: a lock wait outlasted lock_timeout
+  '57014', // query_canceled: statement_timeout
+]);
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH']);
 const UNAVAILABLE_MESSAGES = [
   'Connection terminated',
   'connection timeout',
   'Client has encountered a connection error',
   'Client was closed',
-  'timeout exceeded when trying to connect',
 ];
+/** pg-pool's words when no connection could be lent in time. */
+const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
+
+/** Thrown when a request waited too long for a transaction slot (Db): the database is busy. */
+export class DatabaseBusyError extends Error {
+  readonly code = 'KUKO_BUSY';
+}
 
 function codeOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
@@ -34,6 +44,16 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
 
 export function isSerializationFailure(error: unknown): boolean {
   return SERIALIZATION_FAILURES.has(codeOf(error) ?? '');
+}
+
+/**
+ * The database answers but cannot serve this request in time: a lock wait or statement
+ * outlasted its timeout, or no connection or transaction slot could be had. Nothing was
+ * changed (the transaction rolled back), so the request is worth retrying as it is.
+ */
+export function isDatabaseBusy(error: unknown): boolean {
+  if (error instanceof DatabaseBusyError || BUSY_SQLSTATES.has(codeOf(error) ?? '')) return true;
+  return error instanceof Error && error.message.includes(POOL_TIMEOUT_MESSAGE);
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {

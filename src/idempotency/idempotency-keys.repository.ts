@@ -2,8 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Environment } from '../common/domain/environment';
 import { ApiResponse } from '../common/http/api-response';
 import { idempotencyKeyLockId } from '../database/advisory-locks';
-import { Connection, Db, NamedStatement } from '../database/db';
-import { literal } from '../database/literal';
+import { BatchedStatement, Connection, Db, NamedStatement } from '../database/db';
 
 export interface KeyScope {
   merchantId: string;
@@ -63,8 +62,8 @@ const API_KEY_WITH_ANSWER: NamedStatement = {
 };
 
 /**
- * The statements that travel with BEGIN and COMMIT, prepared once per connection (Db),
- * so that each request only EXECUTEs a cached plan with escaped literals.
+ * The statements that travel with BEGIN and COMMIT (Db.call: a prepared plan executed
+ * with escaped literals, or the same statement inline behind a transaction pooler).
  *
  * claim: tries the key's transaction-scoped advisory lock (docs/idempotency.md) and reads
  * what is stored under the key, and whether it is still live. The read's snapshot may
@@ -75,21 +74,28 @@ const API_KEY_WITH_ANSWER: NamedStatement = {
  * An answer that appeared since the claim makes the insert fail on KEY_CONSTRAINT, which
  * rolls the whole transaction back.
  */
-const PREPARED_STATEMENTS = [
-  `PREPARE kuko_idempotency_claim(text, text, text) AS
-     SELECT pg_try_advisory_xact_lock(${idempotencyKeyLockId('$1', '$2', '$3')}) AS locked,
-            k.expires_at > now() AS live, ${ANSWER_COLUMNS}
-       FROM (SELECT 1) AS one
-       LEFT JOIN idempotency_keys k ON k.merchant_id = $1 AND k.environment = $2 AND k.key = $3`,
-  `PREPARE kuko_idempotency_delete_expired(text, text, text) AS
-     DELETE FROM idempotency_keys
-      WHERE merchant_id = $1 AND environment = $2 AND key = $3 AND expires_at <= now()`,
-  `PREPARE kuko_idempotency_insert(text, text, text, text, text, bytea, smallint, text, jsonb, text, int) AS
-     INSERT INTO idempotency_keys
-            (merchant_id, environment, key, method, path, fingerprint,
-             response_status, response_body, response_headers, request_id, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))`,
-];
+const CLAIM: BatchedStatement = {
+  name: 'kuko_idempotency_claim',
+  types: ['text', 'text', 'text'],
+  text: `SELECT pg_try_advisory_xact_lock(${idempotencyKeyLockId('$1', '$2', '$3')}) AS locked,
+                k.expires_at > now() AS live, ${ANSWER_COLUMNS}
+           FROM (SELECT 1) AS one
+           LEFT JOIN idempotency_keys k ON k.merchant_id = $1 AND k.environment = $2 AND k.key = $3`,
+};
+const DELETE_EXPIRED: BatchedStatement = {
+  name: 'kuko_idempotency_delete_expired',
+  types: ['text', 'text', 'text'],
+  text: `DELETE FROM idempotency_keys
+          WHERE merchant_id = $1 AND environment = $2 AND key = $3 AND expires_at <= now()`,
+};
+const INSERT: BatchedStatement = {
+  name: 'kuko_idempotency_insert',
+  types: ['text', 'text', 'text', 'text', 'text', 'bytea', 'smallint', 'text', 'jsonb', 'text', 'int'],
+  text: `INSERT INTO idempotency_keys
+                (merchant_id, environment, key, method, path, fingerprint,
+                 response_status, response_body, response_headers, request_id, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, now() + make_interval(secs => $11))`,
+};
 
 // ctid makes the outer delete a TID scan of exactly the rows the inner select locked.
 // ORDER BY keeps the batch on the expires_at index: without it PostgreSQL may choose a
@@ -109,12 +115,12 @@ const DELETE_EXPIRED_BATCH = `
 @Injectable()
 export class IdempotencyKeysRepository {
   constructor(private readonly db: Db) {
-    db.prepareOnEveryConnection(PREPARED_STATEMENTS);
+    db.prepareOnEveryConnection([CLAIM, DELETE_EXPIRED, INSERT]);
   }
 
   /** The statement sent with BEGIN: lock the key and read what it holds (see toClaim). */
   claimStatement({ merchantId, environment, key }: KeyScope): string {
-    return `EXECUTE kuko_idempotency_claim(${literal(merchantId)}, ${literal(environment)}, ${literal(key)})`;
+    return this.db.call(CLAIM, [merchantId, environment, key]);
   }
 
   toClaim(row: unknown): Claim {
@@ -135,18 +141,17 @@ export class IdempotencyKeysRepository {
     requestId: string,
     ttlSeconds: number,
   ): string[] {
-    const [m, e, k] = [literal(scope.merchantId), literal(scope.environment), literal(scope.key)];
+    const scoped = [scope.merchantId, scope.environment, scope.key];
     const headers = Object.fromEntries(
       REPLAYED_HEADERS.filter((name) => name in response.headers).map((name) => [name, response.headers[name]]),
     );
-    const values = [
-      ...[m, e, k, literal(request.method), literal(request.path), literal(request.fingerprint)],
-      ...[literal(response.status), literal(response.json), literal(JSON.stringify(headers)), literal(requestId)],
-      literal(ttlSeconds),
-    ];
-    const insert = `EXECUTE kuko_idempotency_insert(${values.join(', ')})`;
+    const insert = this.db.call(INSERT, [
+      ...scoped,
+      ...[request.method, request.path, request.fingerprint, response.status, response.json],
+      ...[JSON.stringify(headers), requestId, ttlSeconds],
+    ]);
     if (!claim.replacesExpiredAnswer) return [insert];
-    return [`EXECUTE kuko_idempotency_delete_expired(${m}, ${e}, ${k})`, insert];
+    return [this.db.call(DELETE_EXPIRED, scoped), insert];
   }
 
   /** The unexpired answer under a key, outside any lock. */

@@ -18,7 +18,7 @@
  *   life, and deleting a row that a request is about to overwrite changes no answer.
  */
 import type { DataSource } from 'typeorm';
-import { ADVISORY_LOCKS, tryLockSession, unlockSession } from '../database/advisory-locks';
+import { ADVISORY_LOCKS, tryLockSession, tryLockTransaction, unlockSession } from '../database/advisory-locks';
 import { Db } from '../database/db';
 import { IdempotencyKeysRepository } from './idempotency-keys.repository';
 
@@ -60,32 +60,22 @@ export class IdempotencyPurgeService {
   }
 
   async purge(signal?: AbortSignal): Promise<PurgeResult> {
-    const started = performance.now();
-    const elapsed = () => performance.now() - started;
-    // The lock is the session's: it is unlocked before the connection goes back to the
-    // pool. If unlocking fails, the connection is discarded instead, so no pooled
-    // connection can keep the lock and block every later purge.
+    return this.db.mode === 'transaction' ? this.purgeBehindPooler(signal) : this.purgeInSession(signal);
+  }
+
+  /**
+   * One session holds the lock for the whole run. If unlocking fails, the connection is
+   * discarded instead of going back to the pool, so no pooled connection can keep the
+   * lock and block every later purge.
+   */
+  private purgeInSession(signal?: AbortSignal): Promise<PurgeResult> {
     let stillLocked = false;
     return this.db.session(
       async (connection) => {
-        if (!(await tryLockSession(connection, ADVISORY_LOCKS.purge))) {
-          return { deleted: 0, batches: 0, durationMs: elapsed(), skipped: true, finished: false };
-        }
+        if (!(await tryLockSession(connection, ADVISORY_LOCKS.purge))) return this.skipped();
         stillLocked = true;
         try {
-          let deleted = 0;
-          let batches = 0;
-          let finished = false;
-          while (!signal?.aborted && (batches === 0 || elapsed() < this.options.timeBudgetMs)) {
-            const count = await this.keys.deleteExpiredBatch(connection, this.options.batchSize);
-            deleted += count;
-            batches += 1;
-            if (count < this.options.batchSize) {
-              finished = true;
-              break;
-            }
-          }
-          return { deleted, batches, durationMs: elapsed(), skipped: false, finished };
+          return await this.batches(signal, () => this.keys.deleteExpiredBatch(connection, this.options.batchSize));
         } finally {
           stillLocked = !(await unlockSession(connection, ADVISORY_LOCKS.purge).catch(() => false));
         }
@@ -93,7 +83,50 @@ export class IdempotencyPurgeService {
       { discardIf: () => stillLocked },
     );
   }
+
+  /**
+   * Behind a transaction pooler there is no session to hold a lock: each batch is its own
+   * transaction under the transaction-level form of the same lock. Two instances then take
+   * turns batch by batch instead of one skipping; no row is deleted twice either way.
+   */
+  private async purgeBehindPooler(signal?: AbortSignal): Promise<PurgeResult> {
+    let skipped = false;
+    const result = await this.batches(signal, () =>
+      this.db.transaction(async () => {
+        if (!(await tryLockTransaction(this.db, ADVISORY_LOCKS.purge))) {
+          skipped = true;
+          return 0;
+        }
+        return this.keys.deleteExpiredBatch(this.db, this.options.batchSize);
+      }),
+    );
+    return skipped && result.batches === 1 ? this.skipped(result.durationMs) : result;
+  }
+
+  /** Deletes batch after batch until one comes back short, the budget is spent or it is stopped. */
+  private async batches(signal: AbortSignal | undefined, deleteBatch: () => Promise<number>): Promise<PurgeResult> {
+    const started = performance.now();
+    const elapsed = () => performance.now() - started;
+    let deleted = 0;
+    let batches = 0;
+    let finished = false;
+    while (!signal?.aborted && (batches === 0 || elapsed() < this.options.timeBudgetMs)) {
+      const count = await deleteBatch();
+      deleted += count;
+      batches += 1;
+      if (count < this.options.batchSize) {
+        finished = true;
+        break;
+      }
+    }
+    return { deleted, batches, durationMs: elapsed(), skipped: false, finished };
+  }
+
+  private skipped(durationMs = 0): PurgeResult {
+    return { deleted: 0, batches: 0, durationMs, skipped: true, finished: false };
+  }
 }
+
 /** One line for logs and the CLI, e.g. "Purged 1234 expired idempotency keys in 0.8 s". */
 export function describePurge(result: PurgeResult): string {
   if (result.skipped) return 'Skipped the purge of expired idempotency keys: another instance is running one';

@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { ApiResponse } from '../http/api-response';
-import { isDatabaseUnavailable, isSerializationFailure } from '../../database/pg-errors';
+import { isDatabaseBusy, isDatabaseUnavailable, isSerializationFailure } from '../../database/pg-errors';
 import { DomainError } from './domain-error';
 import { ERROR_CATALOG, ErrorCode } from './error-catalog';
 
@@ -42,6 +42,14 @@ export function toDomainError(exception: unknown): DomainError {
     return new DomainError(
       'service_unavailable',
       'A concurrent request touched the same data; nothing was changed, retry the request.',
+      null,
+      { 'Retry-After': '1' },
+    );
+  }
+  if (isDatabaseBusy(exception)) {
+    return new DomainError(
+      'service_unavailable',
+      `The database is too busy to serve this request now; nothing was changed, ${RETRY_ADVICE}`,
       null,
       { 'Retry-After': '1' },
     );
