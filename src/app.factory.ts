@@ -16,7 +16,7 @@ import { logRequests } from './common/logging/request-logging';
  */
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
   const logger = createRootLogger(options.config.logLevel);
-  const adapter = new KukoFastifyAdapter();
+  const adapter = new KukoFastifyAdapter({ requestTimeoutMs: options.config.requestTimeoutMs });
   logRequests(adapter.getInstance(), logger);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options), adapter, {
     logger: new NestPinoLogger(logger),

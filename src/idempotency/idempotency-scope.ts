@@ -21,8 +21,18 @@ export function validKeyOrNull(request: FastifyRequest): string | null {
   }
 }
 
-/** The path as routed: no query string, no duplicate or trailing slashes. */
+/**
+ * The path as routed: percent-decoded as the router decodes it (so `/v1/%6Frders` is
+ * `/v1/orders`), no query string, no duplicate or trailing slashes.
+ */
 export function concretePath(url: string): string {
-  const path = url.split('?')[0].replace(/\/{2,}/g, '/');
+  const raw = url.split('?')[0];
+  let path: string;
+  try {
+    path = decodeURI(raw);
+  } catch {
+    path = raw; // not routable anyway: the router refuses it first
+  }
+  path = path.replace(/\/{2,}/g, '/');
   return path.length > 1 ? path.replace(/\/$/, '') : path;
 }

@@ -1,5 +1,6 @@
 import secureJsonParse from 'secure-json-parse';
 import { DomainError } from '../common/errors/domain-error';
+import { utf8Text } from '../common/http/kuko-fastify-adapter';
 import { refuseUnstorableJson } from '../common/validation/storable-json';
 
 /** A provider event as posted: `{id, type, created_at, data}` (docs/webhooks.md). */
@@ -18,8 +19,9 @@ export function parseWebhookEvent(raw: Buffer, webhookId: string): WebhookEvent 
   if (raw.length === 0) throw new DomainError('invalid_json', 'The webhook body is empty.');
   let body: unknown;
   try {
-    body = secureJsonParse.parse(raw.toString('utf8'), { protoAction: 'error', constructorAction: 'error' });
+    body = secureJsonParse.parse(utf8Text(raw, 'The webhook body'), { protoAction: 'error', constructorAction: 'error' });
   } catch (error) {
+    if (error instanceof DomainError) throw error;
     throw new DomainError('invalid_json', `The webhook body is not valid JSON: ${(error as Error).message}`);
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {

@@ -9,6 +9,26 @@ export function Optional() {
   return ValidateIf((_object, value) => value !== undefined);
 }
 
+/**
+ * A string of `min` to `max` characters, counted as PostgreSQL's char_length counts them:
+ * Unicode code points. (class-validator's Length counts a variation selector such as
+ * U+FE0F as nothing, so a string it accepts could break a CHECK in the database.)
+ */
+export function Chars(min: number, max: number, options?: ValidationOptions) {
+  return custom(
+    'chars',
+    (value) => {
+      if (typeof value !== 'string') return false;
+      const count = [...value].length;
+      return count >= min && count <= max;
+    },
+    {
+      message: min > 0 ? `$property must be ${min} to ${max} characters` : `$property must be at most ${max} characters`,
+      ...options,
+    },
+  );
+}
+
 /** Currencies ICU knows, i.e. ISO 4217 alpha codes. */
 const CURRENCIES = new Set(Intl.supportedValuesOf('currency'));
 

@@ -1,10 +1,11 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsDefined, IsString, Length } from 'class-validator';
+import { IsDefined, IsString } from 'class-validator';
+import { Chars } from '../../common/validation/validators';
 
 export class CreateMerchantDto {
   @ApiProperty({ example: 'Acme', minLength: 1, maxLength: 200 })
   @IsDefined()
   @IsString({ message: 'name must be a string' })
-  @Length(1, 200, { message: 'name must be 1 to 200 characters' })
+  @Chars(1, 200)
   name!: string;
 }

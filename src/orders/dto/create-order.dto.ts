@@ -1,6 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsInt, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
-import { IsCallbackUrl, IsCurrencyCode, IsMetadata, Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
+import { IsDefined, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import {
+  Chars,
+  IsCallbackUrl,
+  IsCurrencyCode,
+  IsMetadata,
+  Optional,
+  REFERENCE_PATTERN,
+} from '../../common/validation/validators';
 
 export const MAX_AMOUNT = 100_000_000_000;
 
@@ -26,13 +33,13 @@ export class CreateOrderDto {
   @ApiProperty({ example: 'Annual plan', minLength: 1, maxLength: 256 })
   @IsDefined()
   @IsString()
-  @Length(1, 256)
+  @Chars(1, 256)
   subject!: string;
 
   @ApiPropertyOptional({ maxLength: 1000 })
   @Optional()
   @IsString()
-  @MaxLength(1000)
+  @Chars(0, 1000)
   description?: string;
 
   @ApiPropertyOptional({ example: 'https://merchant.example/kukopay/notify' })

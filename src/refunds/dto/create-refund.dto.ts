@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
-import { Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
+import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { Chars, Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
 import { MAX_AMOUNT } from '../../orders/dto/create-order.dto';
 
 /** Exactly one of order_id and out_trade_no names the order (checked by the service). */
@@ -33,6 +33,6 @@ export class CreateRefundDto {
   @ApiPropertyOptional({ maxLength: 500 })
   @Optional()
   @IsString()
-  @MaxLength(500)
+  @Chars(0, 500)
   reason?: string;
 }

@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import { connect, Socket } from 'node:net';
+import { expectError, expectSuccess } from './support/expect-error';
+import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+import { WEBHOOK_ENV } from './support/webhooks';
+
+/** What a raw socket got back: status, headers and the JSON body, once the server closed it. */
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: Record<string, unknown>;
+  closed: boolean;
+}
+
+/** Writes bytes as they are (no client library would send them) and reads until the server closes. */
+function rawExchange(port: number, chunks: (Buffer | string)[], gapMs = 0, waitMs = 15_000): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer within ${waitMs} ms`));
+    }, waitMs);
+    socket.on('data', (chunk) => received.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(giveUp);
+      const text = Buffer.concat(received).toString('latin1');
+      const [head, ...rest] = text.split('\r\n\r\n');
+      const [statusLine, ...headerLines] = head.split('\r\n');
+      const headers = Object.fromEntries(
+        headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
+      let body: Record<string, unknown> = {};
+      try {
+        body = JSON.parse(rest.join('\r\n\r\n'));
+      } catch {
+        // left empty: the assertions say what was expected
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body, closed: true });
+    });
+    socket.on('connect', async () => {
+      for (const chunk of chunks) {
+        if (socket.destroyed) return;
+        socket.write(chunk);
+        if (gapMs) await new Promise((pause) => setTimeout(pause, gapMs));
+      }
+    });
+  });
+}
+
+function expectRawError(answer: RawAnswer, status: number, error: string): void {
+  expect({ status: answer.status, error: answer.body.error }).toEqual({ status, error });
+  expect(answer.headers['content-type']).toMatch(/^application\/json/);
+  expect(answer.body.request_id).toMatch(/^req_[0-9a-f]{32}$/);
+  expect(answer.headers['x-request-id']).toBe(answer.body.request_id);
+  expect(answer.closed).toBe(true);
+}
+
+describe('hostile connections and encodings (docs/operations.md)', () => {
+  let t: TestApp;
+  let port: number;
+  let merchant: TestMerchant;
+
+  beforeAll(async () => {
+    t = await startTestApp({ ...WEBHOOK_ENV, REQUEST_TIMEOUT_MS: '2000' });
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    port = (t.app.getHttpServer().address() as { port: number }).port;
+    merchant = await createMerchant(t);
+  });
+  afterAll(() => t.close());
+
+  describe('HTTP parser errors answer the envelope with a request id', () => {
+    it.each([
+      ['a DEL byte in a header', 'GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n', 400, 'malformed_request'],
+      ['a raw 0xFF byte in the URL', Buffer.from('GET /v1/\xffrders HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'), 400, 'malformed_request'],
+      [
+        'Content-Length with Transfer-Encoding',
+        'POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        400,
+        'malformed_request',
+      ],
+      ['headers over 16 KiB', `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+    ])('%s', async (_name, request, status, error) => {
+      expectRawError(await rawExchange(port, [request]), status, error);
+    });
+  });
+
+  describe('slow clients', () => {
+    it('closes a request whose body trickles in past REQUEST_TIMEOUT_MS with 408', async () => {
+      const head =
+        'POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n' +
+        `X-Api-Key: ${merchant.testKey}\r\n\r\n`;
+      const trickle = Array.from({ length: 40 }, () => ' ');
+      expectRawError(await rawExchange(port, [head, ...trickle], 250), 408, 'request_timeout');
+    });
+
+    it('closes a connection whose headers trickle in past the limit with 408', async () => {
+      const head = 'GET /health HTTP/1.1\r\nHost: x\r\n'.split('');
+      expectRawError(await rawExchange(port, head, 250), 408, 'request_timeout');
+    });
+  });
+
+  describe('percent-encoded paths route and authenticate like their decoded form', () => {
+    it('treats an encoded webhook path as the webhook route, which ignores Idempotency-Key', async () => {
+      const response = await t
+        .http()
+        .post('/v1/%77ebhooks/kukopay')
+        .set('Idempotency-Key', randomUUID())
+        .set('Content-Type', 'application/json')
+        .send('{}');
+      expectError(response, 400, 'webhook_signature_invalid');
+    });
+
+    it('treats an encoded admin path as the admin route, which ignores Idempotency-Key', async () => {
+      const response = await t
+        .http()
+        .post('/v1/%61dmin/merchants')
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+        .set('Idempotency-Key', randomUUID())
+        .send({ name: 'Encoded' });
+      expectSuccess(response, 201);
+    });
+
+    it('replays a key first used on /v1/orders for /v1/%6Frders: one endpoint', async () => {
+      const key = randomUUID();
+      const body = orderBody();
+      const first = await t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(body);
+      expectSuccess(first, 201);
+      const again = await t.http().post('/v1/%6Frders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(body);
+      expect(again.status).toBe(201);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.body.data.id).toBe(first.body.data.id);
+    });
+  });
+
+  describe('bodies', () => {
+    it('refuses a body that is not valid UTF-8, and stores nothing under its key', async () => {
+      const key = randomUUID();
+      const bytes = Buffer.concat([Buffer.from('{"out_trade_no":"UTF8_'), Buffer.from([0xff, 0xfe]), Buffer.from('","amount":1}')]);
+      const response = await fetch(`http://127.0.0.1:${port}/v1/orders`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': merchant.testKey, 'Idempotency-Key': key, 'Content-Type': 'application/json' },
+        body: bytes,
+      });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: string }).error).toBe('invalid_json');
+      const { rows } = await t.db.pool.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
+      expect(rows).toHaveLength(0);
+    });
+
+    it('counts characters as the database does: 200 letters and U+FE0F is 201', async () => {
+      const admin = () => t.http().post('/v1/admin/merchants').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+      expectError(await admin().send({ name: `${'a'.repeat(200)}\ufe0f` }), 400, 'parameter_invalid', 'name');
+      // 200 characters outside the BMP are 400 UTF-16 units, and fit.
+      expectSuccess(await admin().send({ name: '\u{1F600}'.repeat(200) }), 201);
+      const order = await t
+        .http()
+        .post('/v1/orders')
+        .set('X-Api-Key', merchant.testKey)
+        .send(orderBody({ subject: `${'s'.repeat(256)}\ufe0f` }));
+      expectError(order, 400, 'parameter_invalid', 'subject');
+    });
+  });
+});

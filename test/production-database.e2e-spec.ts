@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
+import { withServerSettings } from '../src/database/data-source-options';
+import { Db } from '../src/database/db';
+import { expectError, expectSuccess } from './support/expect-error';
+import { createMerchant, createPaidOrder } from './support/factories';
+import { startServerProcess } from './support/server-process';
+import { startTestApp } from './support/test-app';
+import { WEBHOOK_ENV } from './support/webhooks';
+
+describe('production database settings (docs/operations.md)', () => {
+  describe('options given in DATABASE_URL', () => {
+    it('are added to the server limits, never put in their place', () => {
+      const { connectionString, options } = withServerSettings(
+        'postgres://u:p@db:5432/k?options=-c%20search_path%3Dpublic&sslmode=disable',
+        'session',
+      );
+      expect(connectionString).toBe('postgres://u:p@db:5432/k?sslmode=disable');
+      expect(options).toMatch(/^-c lock_timeout=5s -c statement_timeout=60s -c idle_in_transaction_session_timeout=60s/);
+      expect(options).toMatch(/-c search_path=public$/);
+    });
+
+    it('apply on the live connections together with the limits', async () => {
+      const t = await startTestApp();
+      const url = `${t.db.url}?options=${encodeURIComponent('-c search_path=public')}`;
+      const withOptions = await startTestApp({}, { ...t.db, url });
+      try {
+        const db = withOptions.app.get(Db);
+        expect(await db.one('SHOW lock_timeout')).toEqual({ lock_timeout: '5s' });
+        expect(await db.one('SHOW idle_in_transaction_session_timeout')).toEqual({
+          idle_in_transaction_session_timeout: '1min',
+        });
+        expect(await db.one('SHOW search_path')).toEqual({ search_path: 'public' });
+      } finally {
+        await withOptions.app.close();
+        await t.close();
+      }
+    });
+  });
+
+  it('lets one hot order starve no other merchant, and answers its queued writes 503, storing nothing', async () => {
+    const t = await startTestApp({ ...WEBHOOK_ENV, DATABASE_POOL_SIZE: '8' });
+    const holder = await t.db.pool.connect();
+    try {
+      const [hot, other] = [await createMerchant(t, 'Hot'), await createMerchant(t, 'Other')];
+      const order = await createPaidOrder(t, hot.testKey);
+      // A row lock held far longer than lock_timeout, as a stuck transaction would.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
+
+      const keys = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? randomUUID() : null));
+      const refunds = keys.map((key) => {
+        const request = t.http().post('/v1/refunds').set('X-Api-Key', hot.testKey);
+        if (key) request.set('Idempotency-Key', key);
+        return request.send({ order_id: order.id, amount: 10 });
+      });
+      const answered = Promise.all(refunds);
+      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 6);
+
+      // Every connection a transaction may hold is now waiting on the hot row: others still get served.
+      const list = await t.http().get('/v1/orders').set('X-Api-Key', other.testKey);
+      expectSuccess(list, 200);
+      expect(await lockWaiters(t.db.pool)).toBeGreaterThanOrEqual(6);
+
+      for (const response of await answered) {
+        expectError(response, 503, 'service_unavailable');
+        expect(response.headers['retry-after']).toBe('1');
+      }
+      await holder.query('ROLLBACK');
+      const stored = await t.db.pool.query('SELECT count(*)::int AS n FROM idempotency_keys');
+      expect(stored.rows[0].n).toBe(0);
+      const refunded = await t.db.pool.query('SELECT amount_refunded::int AS n FROM orders WHERE id = $1', [order.id]);
+      expect(refunded.rows[0].n).toBe(0);
+
+      // The lock gone, the same keyed request now executes.
+      const retry = await t
+        .http()
+        .post('/v1/refunds')
+        .set('X-Api-Key', hot.testKey)
+        .set('Idempotency-Key', keys[0]!)
+        .send({ order_id: order.id, amount: 10 });
+      expectSuccess(retry, 201);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+      await t.close();
+    }
+  }, 60_000);
+
+  it('exits within SHUTDOWN_TIMEOUT_MS of SIGTERM even while clients trickle requests in', async () => {
+    const t = await startTestApp();
+    const server = await startServerProcess({
+      DATABASE_URL: t.db.url,
+      SHUTDOWN_TIMEOUT_MS: '1500',
+      REQUEST_TIMEOUT_MS: '120000',
+    });
+    const port = Number(new URL(server.url).port);
+    const sockets = Array.from({ length: 5 }, () => {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write('POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+      return socket;
+    });
+    try {
+      await new Promise((pause) => setTimeout(pause, 300));
+      server.child.kill('SIGTERM');
+      const exited = await Promise.race([
+        server.exited.then(() => 'exited'),
+        new Promise((resolve) => setTimeout(() => resolve('still running'), 20_000)),
+      ]);
+      expect(exited).toBe('exited');
+      expect(server.stdout.join('\n')).toContain('SHUTDOWN_TIMEOUT_MS');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await server.kill();
+      await t.close();
+    }
+  });
+});
+
+async function lockWaiters(pool: import('pg').Pool): Promise<number> {
+  const { rows } = await pool.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+  );
+  return rows[0].n;
+}
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((pause) => setTimeout(pause, 20));
+  }
+}
