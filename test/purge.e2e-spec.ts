@@ -4,9 +4,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Logger } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
+import { Db } from '../src/database/db';
+import { databaseEnv } from './support/database';
 import { PURGE_JOB } from '../src/idempotency/idempotency-purge.scheduler';
 import { IdempotencyPurgeService, PurgeOptions } from '../src/idempotency/idempotency-purge.service';
 import { ADVISORY_LOCKS } from '../src/database/advisory-locks';
@@ -44,7 +45,7 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
       [merchant.id, prefix, state === 'live', n],
     );
   const purgeService = (options: Partial<PurgeOptions> = {}) =>
-    IdempotencyPurgeService.on(t.app.get(DataSource), options);
+    IdempotencyPurgeService.onDb(t.app.get(Db), options);
   /** Whether some session of this test's database holds the purge lock. */
   const purgeLockHeld = async () =>
     (
@@ -105,12 +106,13 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
       await insertKeys(50_000, 'expired');
       await insertKeys(100, 'live');
       // A second instance: its own pool on the same database.
-      const other = new DataSource({ ...dataSourceOptions(t.db.url, { max: 2 }), migrationsRun: false });
+      const mode = t.config.databasePoolMode;
+      const other = new DataSource({ ...dataSourceOptions(t.db.url, { max: 2, mode }), migrationsRun: false });
       await other.initialize();
       try {
         const [a, b] = await Promise.all([
           purgeService({ batchSize: 1_000 }).purge(),
-          IdempotencyPurgeService.on(other, { batchSize: 1_000 }).purge(),
+          IdempotencyPurgeService.on(other, { mode, poolSize: 2 }, { batchSize: 1_000 }).purge(),
         ]);
         expect(a.deleted + b.deleted).toBe(50_000);
         for (const skipped of [a, b].filter((r) => r.skipped)) expect(skipped.deleted).toBe(0);
@@ -123,8 +125,7 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
 
     it('skips at once, without waiting, while another instance holds the lock', async () => {
       await insertKeys(500, 'expired');
-      const holder = new Client({ connectionString: t.db.url });
-      await holder.connect();
+      const holder = await t.db.pool.connect();
       try {
         await holder.query('SELECT pg_advisory_lock($1, $2)', [PURGE_LOCK.classid, PURGE_LOCK.objid]);
         // Were it to wait for the lock, this would hang: the holder lets go only after it.
@@ -132,7 +133,7 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
         expect(await count()).toBe(500);
         await holder.query('SELECT pg_advisory_unlock($1, $2)', [PURGE_LOCK.classid, PURGE_LOCK.objid]);
       } finally {
-        await holder.end();
+        holder.release(true); // ends the session, and with it any lock it still holds
       }
       expect(await purgeService().purge()).toMatchObject({ deleted: 500, skipped: false });
     });
@@ -179,7 +180,7 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
   describe('npm run purge', () => {
     const runCli = (databaseUrl: string) =>
       promisify(execFile)(process.execPath, [CLI], {
-        env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+        env: { ...process.env, ...databaseEnv(databaseUrl), LOG_LEVEL: 'silent' },
       });
 
     it('purges once and prints how many keys it removed', async () => {
@@ -192,15 +193,14 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
 
     it('says so and exits 0 when another instance is purging', async () => {
       await insertKeys(5, 'expired');
-      const holder = new Client({ connectionString: t.db.url });
-      await holder.connect();
+      const holder = await t.db.pool.connect();
       try {
         await holder.query('SELECT pg_advisory_lock($1, $2)', [PURGE_LOCK.classid, PURGE_LOCK.objid]);
         const { stdout } = await runCli(t.db.url);
         expect(stdout).toMatch(/^Skipped .*another instance/);
         expect(await count()).toBe(5);
       } finally {
-        await holder.end();
+        holder.release(true); // ends the session, and with it any lock it still holds
       }
     });
 

@@ -69,8 +69,8 @@ interface OpenTransaction {
 @Injectable()
 export class Db implements Connection {
   private readonly current = new AsyncLocalStorage<OpenTransaction>();
-  /** PREPARE statements every connection needs before its first opening message. */
-  private readonly preparations: string[] = [];
+  /** PREPARE statements every connection needs before its first opening message, by name. */
+  private readonly preparations = new Map<string, string>();
   private readonly prepared = new WeakSet<PoolClient>();
   /**
    * Transactions may hold at most this many connections at once, so that requests queued
@@ -135,7 +135,7 @@ export class Db implements Connection {
     const transaction: OpenTransaction = { client, closing: [] };
     try {
       // A connection's first opening message also PREPAREs what later ones EXECUTE.
-      const prepare = opening.length > 0 && !this.prepared.has(client) ? this.preparations : [];
+      const prepare = opening.length > 0 && !this.prepared.has(client) ? [...this.preparations.values()] : [];
       const begin = ['BEGIN', ...this.settingsPerTransaction];
       const opened = await simpleQuery(client, [...prepare, ...begin, ...opening]);
       if (prepare.length > 0) this.prepared.add(client);
@@ -175,7 +175,8 @@ export class Db implements Connection {
    */
   prepareOnEveryConnection(statements: readonly BatchedStatement[]): void {
     if (this.mode === 'transaction') return;
-    for (const { name, types, text } of statements) this.preparations.push(`PREPARE ${name}(${types}) AS ${text}`);
+    // By name: a second repository on the same Db (the purge CLI's, a test's) adds nothing twice.
+    for (const { name, types, text } of statements) this.preparations.set(name, `PREPARE ${name}(${types}) AS ${text}`);
   }
 
   /** A registered statement with its values, as one statement of an opening or closing message. */

@@ -19,7 +19,7 @@
  */
 import type { DataSource } from 'typeorm';
 import { ADVISORY_LOCKS, tryLockSession, tryLockTransaction, unlockSession } from '../database/advisory-locks';
-import { Db } from '../database/db';
+import { Db, DbOptions } from '../database/db';
 import { IdempotencyKeysRepository } from './idempotency-keys.repository';
 
 export interface PurgeOptions {
@@ -54,8 +54,11 @@ export class IdempotencyPurgeService {
   }
 
   /** The purge on a bare data source, as `npm run purge` runs it. */
-  static on(dataSource: DataSource, options: Partial<PurgeOptions> = {}): IdempotencyPurgeService {
-    const db = new Db(dataSource);
+  static on(dataSource: DataSource, db: DbOptions, options: Partial<PurgeOptions> = {}): IdempotencyPurgeService {
+    return IdempotencyPurgeService.onDb(new Db(dataSource, db), options);
+  }
+
+  static onDb(db: Db, options: Partial<PurgeOptions> = {}): IdempotencyPurgeService {
     return new IdempotencyPurgeService(db, new IdempotencyKeysRepository(db), options);
   }
 

@@ -13,12 +13,14 @@ import { describePurge, IdempotencyPurgeService } from './idempotency-purge.serv
 
 async function main(): Promise<void> {
   // stderr, so that stdout carries only the result.
-  const { url, embedded } = await resolveDatabase(loadConfig(), (line) => process.stderr.write(`${line}\n`));
+  const config = loadConfig();
+  const { url, embedded } = await resolveDatabase(config, (line) => process.stderr.write(`${line}\n`));
+  const mode = config.databasePoolMode;
   // Migrations are the server's job (start-up, or npm run migration:run), not a purge's.
-  const dataSource = new DataSource({ ...dataSourceOptions(url, { max: 1 }), migrationsRun: false });
+  const dataSource = new DataSource({ ...dataSourceOptions(url, { max: 1, mode }), migrationsRun: false });
   try {
     await dataSource.initialize();
-    const result = await IdempotencyPurgeService.on(dataSource).purge();
+    const result = await IdempotencyPurgeService.on(dataSource, { mode, poolSize: 1 }).purge();
     process.stdout.write(`${describePurge(result)}\n`);
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -3,15 +3,38 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
 
+interface TestServer {
+  url: string;
+  /** A PgBouncer in transaction pooling mode in front of it, when the run goes through one. */
+  poolerUrl: string | null;
+}
+
+function testServer(): TestServer {
+  if (process.env.KUKO_TEST_SERVER_URL) {
+    return { url: process.env.KUKO_TEST_SERVER_URL, poolerUrl: process.env.KUKO_TEST_POOLER_URL ?? null };
+  }
+  return JSON.parse(readFileSync(join(process.cwd(), '.data', 'test-server.json'), 'utf8'));
+}
+
 /** The PostgreSQL server of this test run (see global-setup.mjs). */
 export function testServerUrl(): string {
-  return (
-    process.env.KUKO_TEST_SERVER_URL ??
-    JSON.parse(readFileSync(join(process.cwd(), '.data', 'test-server.json'), 'utf8')).url
-  );
+  return testServer().url;
+}
+
+/**
+ * What an application needs to reach a test database as the run does: through the
+ * pooler (with its mode and a direct URL for migrations) when there is one.
+ */
+export function databaseEnv(url: string): Record<string, string> {
+  const { url: direct, poolerUrl } = testServer();
+  if (!poolerUrl || new URL(url).port !== new URL(poolerUrl).port) return { DATABASE_URL: url };
+  const directUrl = new URL(url);
+  directUrl.host = new URL(direct).host;
+  return { DATABASE_URL: url, DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: directUrl.toString() };
 }
 
 export interface TestDatabase {
+  /** What the application connects to: through the pooler when the run has one. */
   url: string;
   /** For assertions on the rows behind the answers. */
   pool: Pool;
@@ -24,12 +47,16 @@ export async function createTestDatabase(serverUrl = testServerUrl()): Promise<T
   await admin(serverUrl, `CREATE DATABASE ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
+  const { poolerUrl } = testServer();
+  const appUrl = poolerUrl && serverUrl === testServerUrl() ? new URL(poolerUrl) : new URL(url);
+  appUrl.pathname = `/${name}`;
+  // The tests' own connections go directly to the server: their session locks must stay theirs.
   const pool = new Pool({ connectionString: url.toString(), max: 4 });
   // Tests terminate backends and force-drop databases on purpose; an idle client that
   // this ends must not take the test process down with an unhandled 'error' event.
   pool.on('error', () => undefined);
   return {
-    url: url.toString(),
+    url: appUrl.toString(),
     pool,
     drop: async () => {
       await pool.end();

@@ -1,9 +1,12 @@
 // Starts one PostgreSQL for the whole run (embedded unless DATABASE_URL is set). Each test
 // file creates its own database on it (test/support/database.ts), so files can run in
 // parallel without sharing rows. `npm test` builds dist/ first, which the supervisor uses.
+// With KUKO_TEST_POOLER=pgbouncer the applications reach it through a PgBouncer in
+// transaction pooling mode, while the tests' own connections and migrations go directly.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import client from './cluster-client.cjs';
+import pgbouncer from './pgbouncer.cjs';
 
 export default async function globalSetup() {
   let url = process.env.DATABASE_URL;
@@ -12,8 +15,15 @@ export default async function globalSetup() {
     globalThis.__KUKO_CLUSTER__ = cluster;
     url = cluster.url;
   }
+  let poolerUrl = null;
+  if (process.env.KUKO_TEST_POOLER === 'pgbouncer') {
+    const pooler = await pgbouncer.startPgBouncer(url);
+    globalThis.__KUKO_POOLER__ = pooler;
+    poolerUrl = pooler.url;
+  }
   const dir = join(process.cwd(), '.data');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'test-server.json'), JSON.stringify({ url }));
+  writeFileSync(join(dir, 'test-server.json'), JSON.stringify({ url, poolerUrl }));
   process.env.KUKO_TEST_SERVER_URL = url;
+  if (poolerUrl) process.env.KUKO_TEST_POOLER_URL = poolerUrl;
 }

@@ -15,7 +15,9 @@ import { RefundEventsHandler } from '../../src/refunds/refund-events.handler';
 import { RefundsRepository } from '../../src/refunds/refunds.repository';
 import { RefundsService } from '../../src/refunds/refunds.service';
 import type { WebhookEvent } from '../../src/webhooks/webhook-event';
-import { createTestDatabase, TestDatabase } from './database';
+import type { PoolMode } from '../../src/config/app-config';
+import { runMigrations } from '../../src/database/migrations';
+import { createTestDatabase, databaseEnv, TestDatabase } from './database';
 
 /**
  * The service tier without HTTP (immich's "medium" tests): real services and real
@@ -39,9 +41,14 @@ export interface MediumContext {
 
 export async function startMedium(): Promise<MediumContext> {
   const database = await createTestDatabase();
-  const dataSource = new DataSource(dataSourceOptions(database.url));
+  // Through the run's pooler when it has one, as the application would connect.
+  const env = databaseEnv(database.url);
+  const mode = (env.DATABASE_POOL_MODE ?? 'session') as PoolMode;
+  if (env.DATABASE_DIRECT_URL) await runMigrations(env.DATABASE_DIRECT_URL);
+  const options = dataSourceOptions(database.url, { mode });
+  const dataSource = new DataSource({ ...options, migrationsRun: !env.DATABASE_DIRECT_URL });
   await dataSource.initialize();
-  const db = new Db(dataSource);
+  const db = new Db(dataSource, { mode, poolSize: 20 });
   const ordersRepository = new OrdersRepository(db);
   const refundsRepository = new RefundsRepository(db);
   const merchants = new MerchantsService(db, new MerchantsRepository(db), new ApiKeysRepository(db));
@@ -63,7 +70,8 @@ export async function startMedium(): Promise<MediumContext> {
       const { order } = await inTransaction(() =>
         orders.create(auth, { out_trade_no: `MEDIUM_${sequence}`, amount, currency: 'USD', subject: 'Medium' }),
       );
-      const paid = await inTransaction(() => payments.apply(event('payment.succeeded', { order_id: order.id, amount, currency: 'USD', provider_payment_id: `pay_${sequence}` }), 'kukopay'));
+      const payment = { order_id: order.id, amount, currency: 'USD', provider_payment_id: `pay_${sequence}` };
+      const paid = await inTransaction(() => payments.apply(event('payment.succeeded', payment), 'kukopay'));
       if (paid.status !== 'processed') throw new Error(`payment not processed: ${paid.reason}`);
       return order.id;
     },

@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { freePort } from '../../src/database/embedded-postgres';
+import { databaseEnv } from './database';
 
 export interface ServerProcess {
   url: string;
@@ -17,7 +18,13 @@ export interface ServerProcess {
 export async function startServerProcess(env: Record<string, string>, cwd?: string): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'main.js')], {
-    env: { ...process.env, LOG_LEVEL: 'info', PORT: String(port), ...env },
+    env: {
+      ...process.env,
+      LOG_LEVEL: 'info',
+      PORT: String(port),
+      ...(env.DATABASE_URL ? databaseEnv(env.DATABASE_URL) : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd,
   });

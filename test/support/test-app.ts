@@ -4,7 +4,7 @@ import request from 'supertest';
 import TestAgent from 'supertest/lib/agent';
 import { createApp } from '../../src/app.factory';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
-import { createTestDatabase, TestDatabase } from './database';
+import { createTestDatabase, databaseEnv, TestDatabase } from './database';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -22,7 +22,12 @@ export interface TestApp {
  */
 export async function startTestApp(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestApp> {
   const database = db ?? (await createTestDatabase());
-  const config = loadConfig({ ADMIN_TOKEN, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
+  const config = loadConfig({
+    ADMIN_TOKEN,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...databaseEnv(database.url),
+    ...env,
+  });
   const app = await createApp({ config, databaseUrl: database.url });
   return {
     app,

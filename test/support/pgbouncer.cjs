@@ -1,0 +1,94 @@
+// A PgBouncer in transaction pooling mode in front of the test run's PostgreSQL, so the
+// whole suite can run again through it (KUKO_TEST_POOLER=pgbouncer; docs/operations.md).
+// It runs as the OS user `postgres` when started as root (PgBouncer refuses root), on a
+// free port of 127.0.0.1, with any database name routed to the same server.
+const { execFileSync, spawn } = require('node:child_process');
+const { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { createServer } = require('node:net');
+const { tmpdir } = require('node:os');
+const { join } = require('node:path');
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.on('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function startPgBouncer(upstreamUrl) {
+  const upstream = new URL(upstreamUrl);
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'kuko-pgbouncer-'));
+  const asRoot = process.getuid?.() === 0;
+  const user = decodeURIComponent(upstream.username || 'postgres');
+  const password = decodeURIComponent(upstream.password);
+  const server = `host=${upstream.hostname} port=${upstream.port || 5432} user=${user}${password ? ` password=${password}` : ''}`;
+  writeFileSync(
+    join(dir, 'pgbouncer.ini'),
+    [
+      '[databases]',
+      `* = ${server}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      // Every client is let in and logs in upstream as the configured user.
+      'auth_type = any',
+      'pool_mode = transaction',
+      'max_client_conn = 1000',
+      'default_pool_size = 40',
+      // Drivers send these; PgBouncer would refuse the connection otherwise.
+      'ignore_startup_parameters = extra_float_digits,options',
+      `logfile = ${join(dir, 'pgbouncer.log')}`,
+      `pidfile = ${join(dir, 'pgbouncer.pid')}`,
+    ].join('\n'),
+  );
+  if (asRoot) {
+    chmodSync(dir, 0o777);
+    execFileSync('chown', ['-R', 'postgres', dir]);
+  }
+  const command = asRoot ? ['runuser', ['-u', 'postgres', '--', 'pgbouncer', '-d', join(dir, 'pgbouncer.ini')]] : ['pgbouncer', ['-d', join(dir, 'pgbouncer.ini')]];
+  await new Promise((resolve, reject) => {
+    const child = spawn(command[0], command[1], { stdio: 'inherit' });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`pgbouncer exited with ${code}`))));
+  });
+  await waitForPort(port);
+  const url = new URL(upstreamUrl);
+  url.port = String(port);
+  url.hostname = '127.0.0.1';
+  return {
+    url: url.toString(),
+    stop: async () => {
+      try {
+        process.kill(Number(readFileSync(join(dir, 'pgbouncer.pid'), 'utf8')), 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function waitForPort(port, timeoutMs = 10_000) {
+  const { connect } = require('node:net');
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const open = await new Promise((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.on('error', () => resolve(false));
+    });
+    if (open) return;
+    if (Date.now() > deadline) throw new Error(`pgbouncer is not listening on ${port}`);
+    await new Promise((pause) => setTimeout(pause, 50));
+  }
+}
+
+module.exports = { startPgBouncer };
