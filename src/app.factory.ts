@@ -1,9 +1,10 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import { AppModule, AppModuleOptions } from './app.module';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
+import { buildOpenApiDocument } from './common/openapi/openapi-document';
 import { KukoFastifyAdapter } from './common/http/kuko-fastify-adapter';
 import { createValidationPipe } from './common/http/validation.pipe';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
@@ -35,15 +36,5 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
 }
 
 function setUpOpenApi(app: NestFastifyApplication): void {
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('KukoPay-compatible payments API')
-      .setDescription('Orders and refunds whose every write can be retried safely. See docs/ in the repository.')
-      .setVersion('1')
-      .addApiKey({ type: 'apiKey', name: 'X-Api-Key', in: 'header' }, 'api-key')
-      .addBearerAuth()
-      .build(),
-  );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
+  SwaggerModule.setup('docs', app, buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
 }

@@ -7,7 +7,7 @@ import { Page } from './http/api-response';
 
 /** `limit` and `starting_after` of every list endpoint. */
 export class PageQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 10 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: 10 })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be an integer from 1 to 100' })

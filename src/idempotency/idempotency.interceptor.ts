@@ -86,6 +86,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
               'idempotency_in_progress',
               'A request with this Idempotency-Key is still being processed; retry later for its result.',
               IDEMPOTENCY_KEY_HEADER,
+              { 'Retry-After': '1' },
             );
           }
           const answer = await this.runAfterSavepoint(request, run);

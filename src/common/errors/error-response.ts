@@ -38,6 +38,8 @@ export function toDomainError(exception: unknown): DomainError {
     return new DomainError(
       'idempotency_in_progress',
       'A concurrent request touched the same data; retry the request with the same Idempotency-Key.',
+      null,
+      { 'Retry-After': '1' },
     );
   }
   if (isDatabaseUnavailable(exception)) {
