@@ -1,10 +1,9 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { SwaggerModule } from '@nestjs/swagger';
 import { AppModule, AppModuleOptions } from './app.module';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
-import { buildOpenApiDocument } from './common/openapi/openapi-document';
+import { setUpOpenApi } from './common/openapi/openapi-document';
 import { KukoFastifyAdapter } from './common/http/kuko-fastify-adapter';
 import { createValidationPipe } from './common/http/validation.pipe';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
@@ -33,8 +32,4 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;
-}
-
-function setUpOpenApi(app: NestFastifyApplication): void {
-  SwaggerModule.setup('docs', app, buildOpenApiDocument(app), { jsonDocumentUrl: 'docs-json' });
 }

@@ -3,6 +3,15 @@ import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorSchema } from './error.schema';
 import { finalizeDocument } from './finalize-document';
 
+/** Serves the document at /docs-json and the interactive reference at /docs. */
+export function setUpOpenApi(app: INestApplication): void {
+  SwaggerModule.setup('docs', app, buildOpenApiDocument(app), {
+    jsonDocumentUrl: 'docs-json',
+    // /docs#/orders/createOrder opens that operation.
+    swaggerOptions: { deepLinking: true, displayOperationId: true },
+  });
+}
+
 /**
  * The OpenAPI 3.1 document of the running application, built from the controllers' and
  * DTOs' decorators (docs/decisions.md, "The OpenAPI document"). Served at /docs-json and
@@ -20,7 +29,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setLicense('Proprietary (UNLICENSED)', 'https://spdx.org/licenses/')
     .addServer('/', 'The server that serves this document')
     .addApiKey({ type: 'apiKey', name: 'X-Api-Key', in: 'header', description: 'kuko_test_… or kuko_live_…' }, 'api-key')
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN of the deployment' }, 'admin')
+    // bearerFormat: undefined drops the builder's default 'JWT': ADMIN_TOKEN is an opaque secret.
+    .addBearerAuth(
+      { type: 'http', scheme: 'bearer', bearerFormat: undefined, description: 'ADMIN_TOKEN of the deployment' },
+      'admin',
+    )
     .addTag('orders', 'Create, find, list and close orders')
     .addTag('refunds', 'Partial or full refunds of paid orders')
     .addTag('account', 'Who an API key belongs to')
