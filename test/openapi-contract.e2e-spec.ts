@@ -68,7 +68,9 @@ describe('the OpenAPI document as a contract for real traffic', () => {
     expect(replayed.headers['idempotent-replayed']).toBe('true');
     expect(replayed.headers['x-request-id']).toBe(created.headers['x-request-id']);
 
-    const mismatch = expectConforming(await createOrder({ ...body, amount: 2991 }, { 'Idempotency-Key': idempotencyKey }));
+    const mismatch = expectConforming(
+      await createOrder({ ...body, amount: 2991 }, { 'Idempotency-Key': idempotencyKey }),
+    );
     expectError(mismatch, 400, 'idempotency_error', 'Idempotency-Key');
     const repeated = expectConforming(await createOrder({ ...body, amount: 2991 }));
     expectSuccess(repeated, 200);
@@ -78,9 +80,13 @@ describe('the OpenAPI document as a contract for real traffic', () => {
     for (const path of [`/v1/orders/${id}`, `/v1/orders?out_trade_no=${body.out_trade_no}`, '/v1/orders?limit=10']) {
       expectSuccess(expectConforming(await api.send({ method: 'get', path, headers: keyed() })), 200);
     }
-    const page = expectConforming(await api.send({ method: 'get', path: `/v1/orders?limit=1&starting_after=${id}`, headers: keyed() }));
+    const page = expectConforming(
+      await api.send({ method: 'get', path: `/v1/orders?limit=1&starting_after=${id}`, headers: keyed() }),
+    );
     expect(page.body.has_more).toBe(false);
-    const closed = expectConforming(await api.send({ method: 'post', path: `/v1/orders/${id}/close`, headers: keyed() }));
+    const closed = expectConforming(
+      await api.send({ method: 'post', path: `/v1/orders/${id}/close`, headers: keyed() }),
+    );
     expectSuccess(closed, 200);
     expect(closed.body.data.status).toBe('closed');
 
@@ -92,9 +98,13 @@ describe('the OpenAPI document as a contract for real traffic', () => {
     const again = expectConforming(await webhook('payment.succeeded', payment, { id: eventId }));
     expect(again.body.data).toEqual({ received: true, duplicate: true });
 
-    const refund = expectConforming(await createRefund({ order_id: order.id, amount: 1000, out_refund_no: `RF_${eventId}` }));
+    const refund = expectConforming(
+      await createRefund({ order_id: order.id, amount: 1000, out_refund_no: `RF_${eventId}` }),
+    );
     expectSuccess(refund, 201);
-    const exceeded = expectConforming(await createRefund({ order_id: order.id, amount: 2000, out_refund_no: `RF2_${eventId}` }));
+    const exceeded = expectConforming(
+      await createRefund({ order_id: order.id, amount: 2000, out_refund_no: `RF2_${eventId}` }),
+    );
     expectError(exceeded, 400, 'refund_amount_exceeded', 'amount');
     const settled = expectConforming(await webhook('refund.succeeded', { refund_id: refund.body.data.id }));
     expect(settled.body.data.status).toBe('processed');
@@ -109,17 +119,32 @@ describe('the OpenAPI document as a contract for real traffic', () => {
     expectConforming(await webhook('refund.failed', { refund_id: refund.body.data.id }));
     expectConforming(await webhook('dispute.created', { anything: 1 }));
 
-    expectError(expectRefusedByBoth(await api.send({ method: 'get', path: '/v1/account' })), 401, 'api_key_missing', 'X-Api-Key');
+    expectError(
+      expectRefusedByBoth(await api.send({ method: 'get', path: '/v1/account' })),
+      401,
+      'api_key_missing',
+      'X-Api-Key',
+    );
     expectSuccess(expectConforming(await api.send({ method: 'get', path: '/health' })), 200);
     expectSuccess(expectConforming(await api.send({ method: 'get', path: '/health/ready' })), 200);
   });
 
   describe('every error class', () => {
     it('400 malformed requests, which the document refuses too', async () => {
-      expectError(expectRefusedByBoth(await createOrder(orderBody({ amount: 'abc' }))), 400, 'parameter_invalid', 'amount');
+      expectError(
+        expectRefusedByBoth(await createOrder(orderBody({ amount: 'abc' }))),
+        400,
+        'parameter_invalid',
+        'amount',
+      );
       const { subject: _omitted, ...noSubject } = orderBody();
       expectError(expectRefusedByBoth(await createOrder(noSubject)), 400, 'parameter_missing', 'subject');
-      expectError(expectRefusedByBoth(await createOrder(orderBody({ amount_cents: 1 }))), 400, 'parameter_unknown', 'amount_cents');
+      expectError(
+        expectRefusedByBoth(await createOrder(orderBody({ amount_cents: 1 }))),
+        400,
+        'parameter_unknown',
+        'amount_cents',
+      );
       const broken = await createOrder('{"amount": ', { 'Content-Type': 'application/json' });
       expectError(expectRefusedByBoth(broken), 400, 'invalid_json');
       const both = await createRefund({ order_id: `ord_${'0'.repeat(32)}`, out_trade_no: 'X' });
@@ -136,7 +161,12 @@ describe('the OpenAPI document as a contract for real traffic', () => {
       expectError(notPaid, 400, 'order_not_paid', 'order_id');
       expectConforming(await api.send({ method: 'post', path: `/v1/orders/${order.id}/close`, headers: keyed() }));
       const idempotencyKey = randomUUID();
-      const close = () => api.send({ method: 'post', path: `/v1/orders/${order.id}/close`, headers: keyed({ 'Idempotency-Key': idempotencyKey }) });
+      const close = () =>
+        api.send({
+          method: 'post',
+          path: `/v1/orders/${order.id}/close`,
+          headers: keyed({ 'Idempotency-Key': idempotencyKey }),
+        });
       expectError(expectConforming(await close()), 400, 'order_not_closable', 'id');
       const replay = expectConforming(await close());
       expect(replay.headers['idempotent-replayed']).toBe('true');
@@ -146,7 +176,11 @@ describe('the OpenAPI document as a contract for real traffic', () => {
     });
 
     it('401, 404, 413 and 415', async () => {
-      const invalidKey = await api.send({ method: 'get', path: '/v1/account', headers: { 'X-Api-Key': 'kuko_test_nope' } });
+      const invalidKey = await api.send({
+        method: 'get',
+        path: '/v1/account',
+        headers: { 'X-Api-Key': 'kuko_test_nope' },
+      });
       expectError(expectConforming(invalidKey), 401, 'api_key_invalid', 'X-Api-Key');
       const missing = await api.send({ method: 'get', path: `/v1/orders/ord_${'0'.repeat(32)}`, headers: keyed() });
       expectError(expectConforming(missing), 404, 'resource_missing', 'id');

@@ -60,28 +60,48 @@ describe('the OpenAPI document (/docs-json)', () => {
     const found: Record<string, string> = {};
     for (const [name, operation] of operations()) {
       found[name] = operation.operationId;
-      expect({ name, summary: typeof operation.summary, tags: operation.tags?.length }).toEqual({ name, summary: 'string', tags: 1 });
+      expect({ name, summary: typeof operation.summary, tags: operation.tags?.length }).toEqual({
+        name,
+        summary: 'string',
+        tags: 1,
+      });
       expect(Array.isArray(operation.security)).toBe(true);
     }
     expect(found).toEqual(OPERATIONS);
     expect(document.paths['/health'].get.security).toEqual([]);
     expect(document.paths['/v1/webhooks/{provider}'].post.security).toEqual([]);
     expect(document.paths['/v1/orders'].post.security).toEqual([{ 'api-key': [] }]);
-    expect(document.components.securitySchemes.admin).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+    expect(document.components.securitySchemes.admin).toEqual(
+      expect.objectContaining({ type: 'http', scheme: 'bearer' }),
+    );
     expect(document.components.securitySchemes.admin.bearerFormat).toBeUndefined();
   });
 
   it('names the schemas the SDK uses', () => {
     expect(Object.keys(document.components.schemas)).toEqual(
-      expect.arrayContaining(['Order', 'Refund', 'Account', 'Error', 'CreateOrderDto', 'CreateRefundDto', 'CreateMerchantDto']),
+      expect.arrayContaining([
+        'Order',
+        'Refund',
+        'Account',
+        'Error',
+        'CreateOrderDto',
+        'CreateRefundDto',
+        'CreateMerchantDto',
+      ]),
     );
     const create = document.paths['/v1/orders'].post;
-    expect(create.responses['201'].content['application/json'].schema.properties.data).toEqual({ $ref: '#/components/schemas/Order' });
+    expect(create.responses['201'].content['application/json'].schema.properties.data).toEqual({
+      $ref: '#/components/schemas/Order',
+    });
     expect(create.responses['201'].headers.Location.required).toBe(true);
     expect(create.responses['201'].headers['Idempotent-Replayed']).toBeDefined();
     expect(create.responses['409'].headers['Retry-After'].required).toBe(true);
     expect(create.parameters).toEqual([
-      expect.objectContaining({ name: 'Idempotency-Key', in: 'header', schema: expect.objectContaining({ minLength: 1, maxLength: 255 }) }),
+      expect.objectContaining({
+        name: 'Idempotency-Key',
+        in: 'header',
+        schema: expect.objectContaining({ minLength: 1, maxLength: 255 }),
+      }),
     ]);
   });
 
@@ -101,12 +121,15 @@ describe('the OpenAPI document (/docs-json)', () => {
     }
     const close = document.paths['/v1/orders/{id}/close'].post.responses;
     expect(Object.keys(close)).not.toContain('201');
-    expect(close['400'].content['application/json'].schema.allOf[1].properties.error.enum).toContain('order_not_closable');
+    expect(close['400'].content['application/json'].schema.allOf[1].properties.error.enum).toContain(
+      'order_not_closable',
+    );
   });
 
   it('forbids unknown fields and requires exactly one refund target', () => {
     const { schemas } = document.components;
-    for (const name of ['CreateOrderDto', 'CreateRefundDto', 'CreateMerchantDto']) expect(schemas[name].additionalProperties).toBe(false);
+    for (const name of ['CreateOrderDto', 'CreateRefundDto', 'CreateMerchantDto'])
+      expect(schemas[name].additionalProperties).toBe(false);
     const refundBody = '/components/schemas/CreateRefundDto';
     expect(api.validate(refundBody, { order_id: `ord_${'a'.repeat(32)}` })).toBeNull();
     expect(api.validate(refundBody, { out_trade_no: 'ORDER_1' })).toBeNull();
@@ -117,7 +140,13 @@ describe('the OpenAPI document (/docs-json)', () => {
 
   it('documents exactly the fields the validation reads (one source)', () => {
     const validated = (dto: Function) =>
-      [...new Set(getMetadataStorage().getTargetValidationMetadatas(dto, '', true, false).map((m) => m.propertyName))].sort();
+      [
+        ...new Set(
+          getMetadataStorage()
+            .getTargetValidationMetadatas(dto, '', true, false)
+            .map((m) => m.propertyName),
+        ),
+      ].sort();
     for (const dto of [CreateOrderDto, CreateRefundDto, CreateMerchantDto]) {
       expect({ dto: dto.name, fields: Object.keys(document.components.schemas[dto.name].properties).sort() }).toEqual({
         dto: dto.name,
@@ -125,7 +154,10 @@ describe('the OpenAPI document (/docs-json)', () => {
       });
     }
     const query = (path: string) =>
-      (document.paths[path].get.parameters as Json[]).filter((p) => p.in === 'query').map((p) => p.name).sort();
+      (document.paths[path].get.parameters as Json[])
+        .filter((p) => p.in === 'query')
+        .map((p) => p.name)
+        .sort();
     expect(query('/v1/orders')).toEqual(validated(ListOrdersQuery));
     expect(query('/v1/refunds')).toEqual(validated(FindRefundQuery));
     expect(query('/v1/orders/{id}/refunds')).toEqual(validated(PageQuery));
@@ -142,11 +174,13 @@ describe('the OpenAPI document (/docs-json)', () => {
         for (const [type, media] of Object.entries<Json>(response.content ?? {})) {
           const at = `${pointer}/responses/${status}/content/${escapePointer(type)}/schema`;
           if (media.example !== undefined) check(at, media.example, at);
-          for (const [name, example] of Object.entries<Json>(media.examples ?? {})) check(at, example.value, `${at} ${name}`);
+          for (const [name, example] of Object.entries<Json>(media.examples ?? {}))
+            check(at, example.value, `${at} ${name}`);
         }
       }
       (operation.parameters ?? []).forEach((parameter: Json, index: number) => {
-        if (parameter.schema?.example !== undefined) check(`${pointer}/parameters/${index}/schema`, parameter.schema.example, pointer);
+        if (parameter.schema?.example !== undefined)
+          check(`${pointer}/parameters/${index}/schema`, parameter.schema.example, pointer);
       });
     }
     for (const [name, schema] of Object.entries<Json>(document.components.schemas)) {
@@ -167,7 +201,10 @@ describe('the OpenAPI document (/docs-json)', () => {
         encoding: 'utf8',
         env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
       });
-      const report = JSON.parse(lint.stdout) as { totals: { errors: number }; problems: { ruleId: string; severity: string }[] };
+      const report = JSON.parse(lint.stdout) as {
+        totals: { errors: number };
+        problems: { ruleId: string; severity: string }[];
+      };
       expect(report.totals.errors).toBe(0);
       expect(report.problems.filter((p) => p.severity === 'error' || !ACCEPTED_WARNINGS.has(p.ruleId))).toEqual([]);
     } finally {
@@ -181,13 +218,28 @@ describe('the OpenAPI document (/docs-json)', () => {
       ({ status, headers, text: JSON.stringify(body), body }) as unknown as Response;
     const json = { 'content-type': 'application/json; charset=utf-8' };
     const error = { code: 404, error: 'resource_missing', type: 'invalid_request_error', message: 'x', param: null };
-    const noRequestId = api.check(exchange, { 'X-Api-Key': 'k' }, '{}', answer(404, json, { ...error, request_id: 'req_x' }));
+    const noRequestId = api.check(
+      exchange,
+      { 'X-Api-Key': 'k' },
+      '{}',
+      answer(404, json, { ...error, request_id: 'req_x' }),
+    );
     expect(noRequestId.responseViolations.join()).toMatch(/status 404 is not documented/);
     const id = `req_${'a'.repeat(32)}`;
-    const missingHeader = api.check(exchange, {}, undefined, answer(400, json, { ...error, code: 400, error: 'parameter_invalid', request_id: id }));
+    const missingHeader = api.check(
+      exchange,
+      {},
+      undefined,
+      answer(400, json, { ...error, code: 400, error: 'parameter_invalid', request_id: id }),
+    );
     expect(missingHeader.responseViolations.join()).toMatch(/documented header X-Request-Id is missing/);
     expect(missingHeader.requestViolations.join()).toMatch(/security requirement not met.*request body is missing/);
-    const wrongCode = api.check(exchange, {}, undefined, answer(400, { ...json, 'x-request-id': id }, { ...error, code: 400, request_id: id }));
+    const wrongCode = api.check(
+      exchange,
+      {},
+      undefined,
+      answer(400, { ...json, 'x-request-id': id }, { ...error, code: 400, request_id: id }),
+    );
     expect(wrongCode.responseViolations.join()).toMatch(/body: .*allowed values/);
     const created = answer(201, { ...json, 'x-request-id': id, 'retry-after': '1' }, { data: {}, request_id: id });
     const violations = api.check(exchange, {}, undefined, created).responseViolations.join();

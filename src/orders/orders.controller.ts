@@ -47,7 +47,10 @@ export class OrdersController {
   })
   @ApiSuccess(
     200,
-    { description: 'One order (with out_trade_no) or a page of orders.', schema: { oneOf: [dataOf(OrderSchema), pageOf(OrderSchema)] } },
+    {
+      description: 'One order (with out_trade_no) or a page of orders.',
+      schema: { oneOf: [dataOf(OrderSchema), pageOf(OrderSchema)] },
+    },
     [OrderSchema],
   )
   @ApiErrors('parameter_invalid', 'parameter_unknown', 'resource_missing')
@@ -67,7 +70,10 @@ export class OrdersController {
   @Post(':id/close')
   @Idempotent()
   @ApiOperation({ operationId: 'closeOrder', summary: 'Close a pending order' })
-  @ApiData(200, OrderSchema, { description: 'The closed order.', example: { ...ORDER_EXAMPLE, status: 'closed', closed_at: '2026-09-21T09:00:00.000Z' } })
+  @ApiData(200, OrderSchema, {
+    description: 'The closed order.',
+    example: { ...ORDER_EXAMPLE, status: 'closed', closed_at: '2026-09-21T09:00:00.000Z' },
+  })
   @ApiErrors('resource_missing', 'order_not_closable')
   async close(@Auth() auth: RequestAuth, @Param('id') id: string): Promise<WithStatus<OrderObject>> {
     return new WithStatus(200, await this.orders.close(auth, id));

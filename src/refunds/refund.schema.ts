@@ -20,7 +20,10 @@ const nullableTime = (description: string) =>
   ApiProperty({ type: 'string', format: 'date-time', nullable: true, description, example: null });
 
 /** The refund object as every endpoint answers it (toRefundObject in refund.ts). */
-@ApiSchema({ name: 'Refund', description: "A refund of part or all of a paid order; the provider's webhook settles it." })
+@ApiSchema({
+  name: 'Refund',
+  description: "A refund of part or all of a paid order; the provider's webhook settles it.",
+})
 export class RefundSchema implements RefundObject {
   @ApiProperty({ pattern: '^rf_[0-9a-f]{32}$', example: REFUND_EXAMPLE.id })
   id!: string;

@@ -31,7 +31,8 @@ export class RefundsController {
     example: REFUND_EXAMPLE,
   })
   @ApiData(200, RefundSchema, { description: 'The refund created earlier with this out_refund_no, unchanged.' })
-  @ApiErrors('parameter_invalid', 'parameter_missing', 'parameter_unknown', 'resource_missing', 'order_not_paid', 'refund_amount_exceeded')
+  @ApiErrors('parameter_invalid', 'parameter_missing', 'parameter_unknown', 'resource_missing')
+  @ApiErrors('order_not_paid', 'refund_amount_exceeded')
   async create(@Auth() auth: RequestAuth, @Body() body: CreateRefundDto): Promise<WithStatus<RefundObject>> {
     const { refund, created } = await this.refunds.create(auth, body);
     return created

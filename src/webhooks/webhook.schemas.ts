@@ -1,4 +1,5 @@
-import { ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
+import { applyDecorators } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
 
 /**
@@ -91,7 +92,10 @@ export class RefundSucceededEvent extends ProviderEventBase {
   data!: RefundSucceededData;
 }
 
-@ApiSchema({ name: 'RefundFailedEvent', description: "Settles a pending refund as failed; its amount is refundable again." })
+@ApiSchema({
+  name: 'RefundFailedEvent',
+  description: 'Settles a pending refund as failed; its amount is refundable again.',
+})
 export class RefundFailedEvent extends ProviderEventBase {
   @ApiProperty({ enum: ['refund.failed'], example: 'refund.failed' })
   type!: 'refund.failed';
@@ -120,6 +124,27 @@ export const PROVIDER_EVENTS = [
 export const PROVIDER_EVENT_BODY: SchemaObject = {
   oneOf: PROVIDER_EVENTS.map((event) => ({ $ref: getSchemaPath(event) })),
 };
+
+/** The signed request of the receiver: Standard Webhooks headers and one of the events. */
+export function ApiProviderEvent(): MethodDecorator {
+  return applyDecorators(
+    ApiHeader({ name: 'webhook-id', required: true, schema: { type: 'string', minLength: 1 } }),
+    ApiHeader({
+      name: 'webhook-timestamp',
+      required: true,
+      description: 'Unix seconds, within 5 minutes of now',
+      schema: { type: 'string', pattern: '^[0-9]+$' },
+    }),
+    ApiHeader({
+      name: 'webhook-signature',
+      required: true,
+      description: 'v1,<base64 HMAC-SHA256 of id.timestamp.body>, several space-separated',
+      schema: { type: 'string', minLength: 1 },
+    }),
+    ApiExtraModels(...PROVIDER_EVENTS),
+    ApiBody({ schema: PROVIDER_EVENT_BODY }),
+  );
+}
 
 @ApiSchema({ name: 'WebhookReceipt', description: 'The event was received (and, unless a duplicate, recorded).' })
 export class WebhookReceiptSchema {

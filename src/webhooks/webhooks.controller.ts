@@ -1,5 +1,5 @@
 import { Controller, Inject, Param, Post, Req } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../common/errors/domain-error';
 import { WithStatus } from '../common/http/api-response';
@@ -9,7 +9,7 @@ import { ApiData } from '../common/openapi/api-success.decorator';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { parseWebhookEvent } from './webhook-event';
-import { PROVIDER_EVENT_BODY, PROVIDER_EVENTS, WebhookReceiptSchema } from './webhook.schemas';
+import { ApiProviderEvent, WebhookReceiptSchema } from './webhook.schemas';
 import { WebhookReceiver } from './webhook-receiver.service';
 import { verifyWebhookSignature } from './webhook-signature';
 
@@ -32,13 +32,10 @@ export class WebhooksController {
     summary: "Receive the payment provider's signed event",
     description: 'Standard Webhooks signature over the raw body; deduplicated by event id (docs/webhooks.md).',
   })
-  @ApiHeader({ name: 'webhook-id', required: true, schema: { type: 'string', minLength: 1 } })
-  @ApiHeader({ name: 'webhook-timestamp', required: true, description: 'Unix seconds, within 5 minutes', schema: { type: 'string', pattern: '^[0-9]+$' } })
-  @ApiHeader({ name: 'webhook-signature', required: true, description: 'v1,<base64 HMAC-SHA256>, space-separated', schema: { type: 'string', minLength: 1 } })
-  @ApiExtraModels(...PROVIDER_EVENTS)
-  @ApiBody({ schema: PROVIDER_EVENT_BODY })
+  @ApiProviderEvent()
   @ApiData(200, WebhookReceiptSchema, { description: 'Received: applied, rejected, ignored or a duplicate.' })
-  @ApiErrors('webhook_signature_invalid', 'parameter_invalid', 'resource_missing', 'resource_not_ready', 'webhooks_not_configured')
+  @ApiErrors('webhook_signature_invalid', 'parameter_invalid', 'resource_missing')
+  @ApiErrors('resource_not_ready', 'webhooks_not_configured')
   async receive(@Param('provider') provider: string, @Req() request: FastifyRequest) {
     if (this.config.webhookSecrets.size === 0) {
       throw new DomainError('webhooks_not_configured', 'No webhook secrets are configured (WEBHOOK_SECRETS).');

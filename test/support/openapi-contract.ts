@@ -34,7 +34,8 @@ const WATCHED_HEADERS = ['location', 'idempotent-replayed', 'retry-after'];
 export class OpenApiContract {
   private readonly ajv: Ajv2020;
   private readonly compiled = new Map<string, ValidateFunction>();
-  private readonly routes: { method: string; pattern: RegExp; template: string; operation: Json; pointer: string }[] = [];
+  private readonly routes: { method: string; pattern: RegExp; template: string; operation: Json; pointer: string }[] =
+    [];
 
   private constructor(
     readonly document: Json,
@@ -65,9 +66,15 @@ export class OpenApiContract {
   async send(exchange: Exchange): Promise<Checked> {
     const request = exchange.method === 'get' ? this.t.http().get(exchange.path) : this.t.http().post(exchange.path);
     const headers = { ...exchange.headers };
-    if (typeof exchange.body === 'object' && !hasHeader(headers, 'content-type')) headers['Content-Type'] = 'application/json';
+    if (typeof exchange.body === 'object' && !hasHeader(headers, 'content-type'))
+      headers['Content-Type'] = 'application/json';
     for (const [name, value] of Object.entries(headers)) request.set(name, value);
-    const raw = exchange.body === undefined ? undefined : typeof exchange.body === 'string' ? exchange.body : JSON.stringify(exchange.body);
+    const raw =
+      exchange.body === undefined
+        ? undefined
+        : typeof exchange.body === 'string'
+          ? exchange.body
+          : JSON.stringify(exchange.body);
     const response = raw === undefined ? await request : await request.send(raw);
     return this.check(exchange, headers, raw, response);
   }
@@ -76,14 +83,25 @@ export class OpenApiContract {
     const url = new URL(exchange.path, 'http://contract.test');
     const route = this.routes.find((r) => r.method === exchange.method && r.pattern.test(url.pathname));
     if (!route) {
-      return { response, requestViolations: [`no operation for ${exchange.method.toUpperCase()} ${url.pathname}`], responseViolations: [] };
+      return {
+        response,
+        requestViolations: [`no operation for ${exchange.method.toUpperCase()} ${url.pathname}`],
+        responseViolations: [],
+      };
     }
     const requestViolations = this.checkRequest(route, url, headers, raw);
-    const responseViolations = this.checkResponse(route, response).map((v) => `${route.operation.operationId} ${response.status}: ${v}`);
+    const responseViolations = this.checkResponse(route, response).map(
+      (v) => `${route.operation.operationId} ${response.status}: ${v}`,
+    );
     return { response, requestViolations, responseViolations };
   }
 
-  private checkRequest(route: (typeof this.routes)[number], url: URL, headers: Record<string, string>, raw: string | undefined): string[] {
+  private checkRequest(
+    route: (typeof this.routes)[number],
+    url: URL,
+    headers: Record<string, string>,
+    raw: string | undefined,
+  ): string[] {
     const violations: string[] = [];
     const { operation, pointer } = route;
     const security: Json[] = operation.security ?? [];
@@ -150,9 +168,12 @@ export class OpenApiContract {
       if (errors) violations.push(`header ${name}: ${errors}`);
     }
     for (const name of WATCHED_HEADERS) {
-      if (response.headers[name] !== undefined && !declared.has(name)) violations.push(`header ${name} is not documented`);
+      if (response.headers[name] !== undefined && !declared.has(name))
+        violations.push(`header ${name} is not documented`);
     }
-    const type = String(response.headers['content-type'] ?? '').split(';')[0].trim();
+    const type = String(response.headers['content-type'] ?? '')
+      .split(';')[0]
+      .trim();
     const content: Json | undefined = documented.content;
     if (!content) {
       if (response.text) violations.push('a body was answered where none is documented');
@@ -185,7 +206,10 @@ export class OpenApiContract {
 
 /** Both sides conform: the usual expectation for every exchange of a walk-through. */
 export function expectConforming(checked: Checked): Response {
-  expect({ request: checked.requestViolations, response: checked.responseViolations }).toEqual({ request: [], response: [] });
+  expect({ request: checked.requestViolations, response: checked.responseViolations }).toEqual({
+    request: [],
+    response: [],
+  });
   return checked.response;
 }
 

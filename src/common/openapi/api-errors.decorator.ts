@@ -58,5 +58,7 @@ export function routeHandlers(controller: Function): object[] {
   return Object.getOwnPropertyNames(prototype)
     .filter((name) => name !== 'constructor')
     .map((name) => Object.getOwnPropertyDescriptor(prototype, name)?.value as unknown)
-    .filter((value): value is object => typeof value === 'function' && Reflect.getMetadata('path', value) !== undefined);
+    .filter(
+      (value): value is object => typeof value === 'function' && Reflect.getMetadata('path', value) !== undefined,
+    );
 }

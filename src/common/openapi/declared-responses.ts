@@ -56,7 +56,9 @@ export function addErrorCodes(declared: DeclaredResponses, codes: readonly Error
 }
 
 function replayHeader(status: number, declared: DeclaredResponses): Record<string, HeaderObject> {
-  return declared.idempotent && status < 500 && !NOT_STORED.has(status) ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED } : {};
+  return declared.idempotent && status < 500 && !NOT_STORED.has(status)
+    ? { 'Idempotent-Replayed': IDEMPOTENT_REPLAYED }
+    : {};
 }
 
 function renderSuccess(status: number, success: SuccessResponse, declared: DeclaredResponses) {

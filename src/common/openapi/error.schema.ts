@@ -19,10 +19,18 @@ export class ErrorSchema {
   @ApiProperty({ type: 'integer', description: 'The HTTP status of the answer', example: 404 })
   code!: number;
 
-  @ApiProperty({ enum: Object.keys(ERROR_CATALOG), description: 'Machine code: branch on this', example: 'resource_missing' })
+  @ApiProperty({
+    enum: Object.keys(ERROR_CATALOG),
+    description: 'Machine code: branch on this',
+    example: 'resource_missing',
+  })
   error!: string;
 
-  @ApiProperty({ enum: ERROR_TYPES, description: 'Category: tells whether a retry can help', example: 'invalid_request_error' })
+  @ApiProperty({
+    enum: ERROR_TYPES,
+    description: 'Category: tells whether a retry can help',
+    example: 'invalid_request_error',
+  })
   type!: string;
 
   @ApiProperty({ description: 'A sentence for humans; may change', example: "No such order: 'ord_0123'" })

@@ -28,7 +28,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setVersion('1')
     .setLicense('Proprietary (UNLICENSED)', 'https://spdx.org/licenses/')
     .addServer('/', 'The server that serves this document')
-    .addApiKey({ type: 'apiKey', name: 'X-Api-Key', in: 'header', description: 'kuko_test_… or kuko_live_…' }, 'api-key')
+    .addApiKey(
+      { type: 'apiKey', name: 'X-Api-Key', in: 'header', description: 'kuko_test_… or kuko_live_…' },
+      'api-key',
+    )
     // bearerFormat: undefined drops the builder's default 'JWT': ADMIN_TOKEN is an opaque secret.
     .addBearerAuth(
       { type: 'http', scheme: 'bearer', bearerFormat: undefined, description: 'ADMIN_TOKEN of the deployment' },

@@ -39,7 +39,9 @@ describe('amount in integer minor units', () => {
 
   it('accepts the whole range', async () => {
     for (const amount of [1, 2990, 100_000_000_000]) {
-      await expect(createValidationPipe().transform({ ...order, amount }, { type: 'body', metatype: CreateOrderDto })).resolves.toMatchObject({ amount });
+      await expect(
+        createValidationPipe().transform({ ...order, amount }, { type: 'body', metatype: CreateOrderDto }),
+      ).resolves.toMatchObject({ amount });
     }
   });
 });

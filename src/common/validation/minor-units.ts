@@ -14,7 +14,8 @@ export function IsMinorUnits(min: number, max: number, options?: ValidationOptio
       propertyName,
       options: { message: (args: ValidationArguments) => minorUnitsMessage(args, min, max), ...options },
       validator: {
-        validate: (value: unknown) => Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max,
+        validate: (value: unknown) =>
+          Number.isSafeInteger(value) && (value as number) >= min && (value as number) <= max,
       },
     });
 }

@@ -26,7 +26,11 @@ export class CreateOrderDto {
   @IsMinorUnits(1, MAX_AMOUNT)
   amount!: number;
 
-  @ApiProperty({ example: 'USD', pattern: '^[A-Z]{3}$', description: 'ISO 4217 alpha code, upper case (one ICU knows)' })
+  @ApiProperty({
+    example: 'USD',
+    pattern: '^[A-Z]{3}$',
+    description: 'ISO 4217 alpha code, upper case (one ICU knows)',
+  })
   @IsDefined()
   @IsCurrencyCode()
   currency!: string;

@@ -17,7 +17,12 @@ export class CreateRefundDto {
   @Matches(/^ord_[0-9a-f]{32}$/, { message: 'order_id must be an order id (ord_…)' })
   order_id?: string;
 
-  @ApiPropertyOptional({ example: 'ORDER_20260921_0001', pattern: REFERENCE_PATTERN.source, minLength: 1, maxLength: 64 })
+  @ApiPropertyOptional({
+    example: 'ORDER_20260921_0001',
+    pattern: REFERENCE_PATTERN.source,
+    minLength: 1,
+    maxLength: 64,
+  })
   @Optional()
   @IsString()
   @Matches(REFERENCE_PATTERN, { message: 'out_trade_no must be 1-64 characters of A-Z, a-z, 0-9, _ and -' })
