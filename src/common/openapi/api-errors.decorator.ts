@@ -26,13 +26,16 @@ const AUTH_ERRORS: Record<RouteAuth, ErrorCode[]> = {
   admin: ['api_key_missing', 'api_key_invalid', 'route_not_found'],
   public: [],
 };
-/** What any body a write is sent with can be refused for before the route runs. */
-const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'payload_too_large', 'unsupported_media_type'];
+/**
+ * What any body a write is sent with can be refused for before the route runs (the
+ * parser also refuses JSON PostgreSQL cannot store: parameter_invalid).
+ */
+const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'parameter_invalid', 'payload_too_large', 'unsupported_media_type'];
 
 /**
  * On a controller class: its security requirement and the answers every one of its
  * routes can give: 401 (authenticated routes), 400 invalid_json / 413 / 415 (writes),
- * 500, and 503 with Retry-After when the database is unreachable (`database: false` for
+ * 400 parameter_invalid (writes, and routes with path parameters), 500, and 503 with Retry-After when the database is unreachable (`database: false` for
  * a route that never touches it). Apply it last (topmost), so it sees every route.
  */
 export function ApiStandardErrors(auth: RouteAuth, options: { database?: boolean } = {}): ClassDecorator {
@@ -40,6 +43,8 @@ export function ApiStandardErrors(auth: RouteAuth, options: { database?: boolean
     for (const handler of routeHandlers(target)) {
       const isWrite = Reflect.getMetadata('method', handler) === RequestMethod.POST;
       const codes: ErrorCode[] = [...AUTH_ERRORS[auth], 'internal_error'];
+      // Path parameters pass the validation pipe, which refuses values PostgreSQL cannot store.
+      if (String(Reflect.getMetadata('path', handler)).includes(':')) codes.push('parameter_invalid');
       if (options.database !== false) codes.push('service_unavailable');
       if (isWrite) codes.push(...BODY_ERRORS);
       declare(handler, (declared) => addErrorCodes(declared, codes));
