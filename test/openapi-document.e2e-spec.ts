@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
@@ -207,6 +207,18 @@ describe('the OpenAPI document (/docs-json)', () => {
       };
       expect(report.totals.errors).toBe(0);
       expect(report.problems.filter((p) => p.severity === 'error' || !ACCEPTED_WARNINGS.has(p.ruleId))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('is exported to a file unchanged, without a database (what npm run lint:openapi lints)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kuko-openapi-'));
+    try {
+      const file = join(dir, 'openapi.json');
+      const run = spawnSync(process.execPath, ['dist/common/openapi/export-openapi.cli.js', file], { encoding: 'utf8' });
+      expect(run.stderr).toBe('');
+      expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(document);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
