@@ -35,8 +35,10 @@ const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'parameter_invalid', 'payload_
 /**
  * On a controller class: its security requirement and the answers every one of its
  * routes can give: 401 (authenticated routes), 400 invalid_json / 413 / 415 (writes),
- * 400 parameter_invalid (writes, and routes with path parameters), 500, and 503 with Retry-After when the database is unreachable (`database: false` for
- * a route that never touches it). Apply it last (topmost), so it sees every route.
+ * 400 parameter_invalid (writes, and routes with path parameters), 500, and 503 with
+ * Retry-After when the database is unreachable (`database: false` for a controller that
+ * never touches it). Class decorators run after the method decorators, so it sees every
+ * route, whatever its position.
  */
 export function ApiStandardErrors(auth: RouteAuth, options: { database?: boolean } = {}): ClassDecorator {
   return (target) => {

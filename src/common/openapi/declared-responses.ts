@@ -27,7 +27,7 @@ export interface SuccessResponse {
 
 const DECLARED = 'kukopay:openapi:declared-responses';
 
-/** Statuses whose answers an Idempotency-Key stores, and so may replay (docs/idempotency.md). */
+/** Statuses an Idempotency-Key never stores, so never replays (docs/idempotency.md). */
 const NOT_STORED = new Set([401, 409, 413, 415, 429]);
 /** Codes whose answers always carry Retry-After. */
 const ALWAYS_RETRY_AFTER = new Set<string>(['idempotency_in_progress', 'service_unavailable', 'resource_not_ready']);
