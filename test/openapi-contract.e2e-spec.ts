@@ -153,7 +153,12 @@ describe('the OpenAPI document as a contract for real traffic', () => {
       expectError(expectRefusedByBoth(longKey), 400, 'idempotency_key_invalid', 'Idempotency-Key');
       const nul = await api.send({ method: 'get', path: '/v1/orders/ord_%00', headers: keyed() });
       expectError(expectConforming(nul), 400, 'parameter_invalid');
-      const closeNul = await api.send({ method: 'post', path: '/v1/orders/ord_x/close', headers: keyed(), body: { a: '\u0000' } });
+      const closeNul = await api.send({
+        method: 'post',
+        path: '/v1/orders/ord_x/close',
+        headers: keyed(),
+        body: { a: '\u0000' },
+      });
       expectError(expectConforming(closeNul), 400, 'parameter_invalid', 'a');
       const badLimit = await api.send({ method: 'get', path: '/v1/orders?limit=0', headers: keyed() });
       expectError(expectRefusedByBoth(badLimit), 400, 'parameter_invalid', 'limit');

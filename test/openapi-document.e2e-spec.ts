@@ -216,7 +216,9 @@ describe('the OpenAPI document (/docs-json)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kuko-openapi-'));
     try {
       const file = join(dir, 'openapi.json');
-      const run = spawnSync(process.execPath, ['dist/common/openapi/export-openapi.cli.js', file], { encoding: 'utf8' });
+      const run = spawnSync(process.execPath, ['dist/common/openapi/export-openapi.cli.js', file], {
+        encoding: 'utf8',
+      });
       expect(run.stderr).toBe('');
       expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(document);
     } finally {
