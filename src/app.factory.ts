@@ -1,9 +1,9 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { AppModule, AppModuleOptions } from './app.module';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
+import { setUpOpenApi } from './common/openapi/openapi-document';
 import { KukoFastifyAdapter } from './common/http/kuko-fastify-adapter';
 import { createValidationPipe } from './common/http/validation.pipe';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
@@ -32,18 +32,4 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;
-}
-
-function setUpOpenApi(app: NestFastifyApplication): void {
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('KukoPay-compatible payments API')
-      .setDescription('Orders and refunds whose every write can be retried safely. See docs/ in the repository.')
-      .setVersion('1')
-      .addApiKey({ type: 'apiKey', name: 'X-Api-Key', in: 'header' }, 'api-key')
-      .addBearerAuth()
-      .build(),
-  );
-  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs-json' });
 }

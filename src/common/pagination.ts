@@ -8,7 +8,7 @@ export const DEFAULT_PAGE_LIMIT = 10;
 
 /** `limit` and `starting_after` of every list endpoint. */
 export class PageQuery {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT })
   @IsOptional()
   @Type(() => Number)
   @IsInt({ message: 'limit must be an integer from 1 to 100' })

@@ -6,7 +6,11 @@ export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 export const IDEMPOTENCY_KEY_DOC = {
   name: IDEMPOTENCY_KEY_HEADER,
   required: false,
-  description: 'Makes the request safe to retry for 24 hours (UUID v4 recommended). See docs/idempotency.md.',
+  description:
+    'Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body ' +
+    'replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]{1,255}$' },
+  example: '8f14e45f-ceea-4e7a-9a3b-7f1c2d3e4a5b',
 };
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
 // RFC 8941 sf-string: a quoted string whose only escapes are \" and \\.

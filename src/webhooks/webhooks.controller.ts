@@ -1,12 +1,15 @@
 import { Controller, Inject, Param, Post, Req } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../common/errors/domain-error';
 import { WithStatus } from '../common/http/api-response';
 import { addLogFields } from '../common/logging/request-logging';
+import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
+import { ApiData } from '../common/openapi/api-success.decorator';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { parseWebhookEvent } from './webhook-event';
+import { ApiProviderEvent, WebhookReceiptSchema } from './webhook.schemas';
 import { WebhookReceiverService } from './webhook-receiver.service';
 import { verifyWebhookSignature } from './webhook-signature';
 
@@ -14,7 +17,8 @@ import { verifyWebhookSignature } from './webhook-signature';
  * Provider webhooks. No API key and no Idempotency-Key: the signature authenticates, the
  * event id deduplicates. The body is verified as raw bytes before it is parsed.
  */
-@ApiExcludeController()
+@ApiStandardErrors('public')
+@ApiTags('webhooks')
 @Controller('v1/webhooks')
 export class WebhooksController {
   constructor(
@@ -23,6 +27,15 @@ export class WebhooksController {
   ) {}
 
   @Post(':provider')
+  @ApiOperation({
+    operationId: 'receiveWebhook',
+    summary: "Receive the payment provider's signed event",
+    description: 'Standard Webhooks signature over the raw body; deduplicated by event id (docs/webhooks.md).',
+  })
+  @ApiProviderEvent()
+  @ApiData(200, WebhookReceiptSchema, { description: 'Received: applied, rejected, ignored or a duplicate.' })
+  @ApiErrors('webhook_signature_invalid', 'parameter_invalid', 'resource_missing')
+  @ApiErrors('resource_not_ready', 'webhooks_not_configured')
   async receive(@Param('provider') provider: string, @Req() request: FastifyRequest) {
     if (this.config.webhookSecrets.size === 0) {
       throw new DomainError('webhooks_not_configured', 'No webhook secrets are configured (WEBHOOK_SECRETS).');

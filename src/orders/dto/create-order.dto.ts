@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsDefined, IsString, Matches } from 'class-validator';
+import { IsMinorUnits } from '../../common/validation/minor-units';
 import {
   Chars,
   IsCallbackUrl,
@@ -11,21 +12,32 @@ import {
 
 export const MAX_AMOUNT = 100_000_000_000;
 
+/** What IsCallbackUrl accepts, as far as a schema can say it. */
+const CALLBACK_URL = {
+  type: 'string',
+  format: 'uri',
+  maxLength: 2048,
+  pattern: '^(https://|http://localhost([:/?#]|$))',
+  description: 'Absolute https:// URL (or http://localhost), at most 2048 characters',
+} as const;
+
 export class CreateOrderDto {
-  @ApiProperty({ example: 'ORDER_20260921_0001', pattern: REFERENCE_PATTERN.source })
+  @ApiProperty({ example: 'ORDER_20260921_0001', pattern: REFERENCE_PATTERN.source, minLength: 1, maxLength: 64 })
   @IsDefined()
   @IsString()
   @Matches(REFERENCE_PATTERN, { message: 'out_trade_no must be 1-64 characters of A-Z, a-z, 0-9, _ and -' })
   out_trade_no!: string;
 
-  @ApiProperty({ example: 2990, minimum: 1, maximum: MAX_AMOUNT, description: 'Integer minor units' })
+  @ApiProperty({ type: 'integer', example: 2990, minimum: 1, maximum: MAX_AMOUNT, description: 'Integer minor units' })
   @IsDefined()
-  @IsInt({ message: 'amount must be an integer number of minor units' })
-  @Min(1)
-  @Max(MAX_AMOUNT)
+  @IsMinorUnits(1, MAX_AMOUNT)
   amount!: number;
 
-  @ApiProperty({ example: 'USD', description: 'ISO 4217 alpha code, upper case' })
+  @ApiProperty({
+    example: 'USD',
+    pattern: '^[A-Z]{3}$',
+    description: 'ISO 4217 alpha code, upper case (one ICU knows)',
+  })
   @IsDefined()
   @IsCurrencyCode()
   currency!: string;
@@ -36,23 +48,30 @@ export class CreateOrderDto {
   @Chars(1, 256)
   subject!: string;
 
-  @ApiPropertyOptional({ maxLength: 1000 })
+  @ApiPropertyOptional({ type: 'string', maxLength: 1000, example: 'Twelve months of the Pro plan' })
   @Optional()
   @IsString()
   @Chars(0, 1000)
   description?: string;
 
-  @ApiPropertyOptional({ example: 'https://merchant.example/kukopay/notify' })
+  @ApiPropertyOptional({ ...CALLBACK_URL, example: 'https://merchant.example/kukopay/notify' })
   @Optional()
   @IsCallbackUrl()
   notify_url?: string;
 
-  @ApiPropertyOptional({ example: 'https://merchant.example/thanks' })
+  @ApiPropertyOptional({ ...CALLBACK_URL, example: 'https://merchant.example/thanks' })
   @Optional()
   @IsCallbackUrl()
   return_url?: string;
 
-  @ApiPropertyOptional({ example: { customer: 'c_42' }, type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({
+    example: { customer: 'c_42' },
+    type: 'object',
+    maxProperties: 20,
+    // JSON Schema keyword that @nestjs/swagger's types do not know; it is passed through.
+    ...({ propertyNames: { minLength: 1, maxLength: 40 } } as object),
+    additionalProperties: { type: 'string', maxLength: 500 },
+  })
   @Optional()
   @IsMetadata()
   metadata?: Record<string, string>;

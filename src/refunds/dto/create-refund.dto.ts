@@ -1,36 +1,57 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsInt, IsString, Matches, Max, Min } from 'class-validator';
+import { IsString, Matches } from 'class-validator';
+import { ApiSchemaRules } from '../../common/openapi/schema-rules';
+import { IsMinorUnits } from '../../common/validation/minor-units';
 import { Chars, Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
 import { MAX_AMOUNT } from '../../orders/dto/create-order.dto';
 
 /** Exactly one of order_id and out_trade_no names the order (checked by the service). */
+@ApiSchemaRules({
+  oneOf: [{ required: ['order_id'] }, { required: ['out_trade_no'] }],
+  description: 'Name the order with exactly one of order_id and out_trade_no.',
+})
 export class CreateRefundDto {
-  @ApiPropertyOptional({ example: 'ord_89ec5e4902673c9c25cbd9b6704be3d1' })
+  @ApiPropertyOptional({ example: 'ord_89ec5e4902673c9c25cbd9b6704be3d1', pattern: '^ord_[0-9a-f]{32}$' })
   @Optional()
   @IsString()
   @Matches(/^ord_[0-9a-f]{32}$/, { message: 'order_id must be an order id (ord_…)' })
   order_id?: string;
 
-  @ApiPropertyOptional({ example: 'ORDER_20260921_0001' })
+  @ApiPropertyOptional({
+    example: 'ORDER_20260921_0001',
+    pattern: REFERENCE_PATTERN.source,
+    minLength: 1,
+    maxLength: 64,
+  })
   @Optional()
   @IsString()
   @Matches(REFERENCE_PATTERN, { message: 'out_trade_no must be 1-64 characters of A-Z, a-z, 0-9, _ and -' })
   out_trade_no?: string;
 
-  @ApiPropertyOptional({ example: 1000, minimum: 1, description: 'Integer minor units; default: all that is still refundable' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    example: 1000,
+    minimum: 1,
+    maximum: MAX_AMOUNT,
+    description: 'Integer minor units; default: all that is still refundable',
+  })
   @Optional()
-  @IsInt({ message: 'amount must be an integer number of minor units' })
-  @Min(1)
-  @Max(MAX_AMOUNT)
+  @IsMinorUnits(1, MAX_AMOUNT)
   amount?: number;
 
-  @ApiPropertyOptional({ example: 'REFUND_20260922_0001', description: 'Required in live, optional in test' })
+  @ApiPropertyOptional({
+    example: 'REFUND_20260922_0001',
+    pattern: REFERENCE_PATTERN.source,
+    minLength: 1,
+    maxLength: 64,
+    description: 'Required in live, optional in test',
+  })
   @Optional()
   @IsString()
   @Matches(REFERENCE_PATTERN, { message: 'out_refund_no must be 1-64 characters of A-Z, a-z, 0-9, _ and -' })
   out_refund_no?: string;
 
-  @ApiPropertyOptional({ maxLength: 500 })
+  @ApiPropertyOptional({ type: 'string', maxLength: 500, example: 'Customer asked' })
   @Optional()
   @IsString()
   @Chars(0, 500)
