@@ -216,7 +216,7 @@ describe('the OpenAPI document (/docs-json)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'kuko-openapi-'));
     try {
       const file = join(dir, 'openapi.json');
-      const run = spawnSync(process.execPath, ['dist/common/openapi/export-openapi.cli.js', file], {
+      const run = spawnSync(process.execPath, ['dist/export-openapi.cli.js', file], {
         encoding: 'utf8',
       });
       expect(run.stderr).toBe('');

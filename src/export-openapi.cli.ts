@@ -6,10 +6,10 @@
 import 'reflect-metadata';
 import { writeFileSync } from 'node:fs';
 import { NestFactory } from '@nestjs/core';
-import { AppModule } from '../../app.module';
-import { loadConfig } from '../../config/app-config';
-import { KukoFastifyAdapter } from '../http/kuko-fastify-adapter';
-import { buildOpenApiDocument } from './openapi-document';
+import { AppModule } from './app.module';
+import { loadConfig } from './config/app-config';
+import { KukoFastifyAdapter } from './common/http/kuko-fastify-adapter';
+import { buildOpenApiDocument } from './common/openapi/openapi-document';
 
 async function main(): Promise<void> {
   const file = process.argv[2] ?? 'openapi.json';
