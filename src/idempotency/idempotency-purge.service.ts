@@ -75,6 +75,7 @@ export class IdempotencyPurgeService {
     const started = performance.now();
     const elapsed = () => performance.now() - started;
     const runner = this.dataSource.createQueryRunner();
+    let lockStuck = false;
     try {
       if (!(await this.tryLock(runner))) {
         return { deleted: 0, batches: 0, durationMs: elapsed(), skipped: true, finished: false };
@@ -94,11 +95,12 @@ export class IdempotencyPurgeService {
         }
         return { deleted, batches, durationMs: elapsed(), skipped: false, finished };
       } finally {
-        await runner.query(`SELECT pg_advisory_unlock(${LOCK_ARGS})`);
+        lockStuck = !(await this.unlock(runner));
       }
     } finally {
-      // The lock is the session's: it is unlocked above before the connection goes back
-      // to the pool, or it dies with the connection if that broke.
+      // The lock is the session's: a connection that could not unlock it is closed, which
+      // ends the session and frees the lock, rather than lent out again still holding it.
+      if (lockStuck) await closeConnection(runner);
       await runner.release();
     }
   }
@@ -108,10 +110,29 @@ export class IdempotencyPurgeService {
     return row.locked === true;
   }
 
+  /** False when the unlock failed (e.g. the connection broke): the lock may still be held. */
+  private async unlock(runner: QueryRunner): Promise<boolean> {
+    try {
+      await runner.query(`SELECT pg_advisory_unlock(${LOCK_ARGS})`);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   private async deleteBatch(runner: QueryRunner): Promise<number> {
     const result = await runner.query(DELETE_BATCH, [this.options.batchSize], true);
     return result.affected ?? 0;
   }
+}
+
+/**
+ * Ends the runner's connection through pg's public Client.end(); the pool then drops the
+ * client when it is released instead of lending it again.
+ */
+async function closeConnection(runner: QueryRunner): Promise<void> {
+  const client = (await runner.connect()) as { end(): Promise<void> };
+  await client.end().catch(() => undefined);
 }
 
 /** One line for logs and the CLI, e.g. "Purged 1234 expired idempotency keys in 0.8 s". */

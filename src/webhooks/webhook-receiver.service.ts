@@ -9,6 +9,8 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { Db, NamedStatement } from '../database/db';
+import type { Environment } from '../database/environment';
+import { applyWithinEnvironments } from './environment-scope';
 import { WebhookEvent } from './webhook-event';
 import { EventOutcome, WEBHOOK_EVENT_HANDLERS, WebhookEventHandler } from './webhook-event-handler';
 
@@ -41,13 +43,14 @@ export class WebhookReceiver {
     for (const handler of handlers) for (const type of handler.types) this.handlers.set(type, handler);
   }
 
-  receive(provider: string, event: WebhookEvent): Promise<ReceiveResult> {
+  /** `environments`: those of the secrets that signed the event; it may touch no other. */
+  receive(provider: string, event: WebhookEvent, environments: ReadonlySet<Environment>): Promise<ReceiveResult> {
     return this.db.transaction(async () => {
       const claimed = await this.db.one(CLAIM_EVENT, [provider, event.id, event.type, event]);
       if (!claimed) return { duplicate: true };
       const handler = this.handlers.get(event.type);
       const outcome: EventOutcome = handler
-        ? await handler.apply(event, provider)
+        ? await applyWithinEnvironments(this.db, environments, () => handler.apply(event, provider))
         : { status: 'ignored', reason: `unknown event type ${event.type}` };
       await this.db.rows(RECORD_OUTCOME, [
           provider,

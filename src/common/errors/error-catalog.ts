@@ -28,6 +28,7 @@ export const ERROR_CATALOG = {
   route_not_found: invalid(404),
   idempotency_in_progress: { status: 409, type: 'idempotency_error' },
   payload_too_large: invalid(413),
+  rate_limited: { status: 429, type: 'rate_limit_error' },
   unsupported_media_type: invalid(415),
   internal_error: { status: 500, type: 'api_error' },
   service_unavailable: { status: 503, type: 'api_error' },

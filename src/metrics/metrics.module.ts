@@ -1,0 +1,28 @@
+import { Global, Module } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { Db } from '../database/db';
+import { Metrics } from './metrics';
+import { oldestExpiredKeyAgeSeconds } from './metrics.repository';
+import { poolStatsOf } from './pool-stats';
+
+/** The application's metrics; GET /metrics and the request hook are installed by createApp. */
+@Global()
+@Module({
+  providers: [
+    {
+      provide: Metrics,
+      inject: [DataSource, Db],
+      useFactory: (dataSource: DataSource, db: Db) => {
+        const metrics = new Metrics(poolStatsOf(dataSource));
+        metrics.gaugeFromQuery(
+          'idempotency_oldest_expired_key_age_seconds',
+          'How long the oldest expired idempotency key has waited for the purge (0: none waiting)',
+          () => oldestExpiredKeyAgeSeconds(db),
+        );
+        return metrics;
+      },
+    },
+  ],
+  exports: [Metrics],
+})
+export class MetricsModule {}
