@@ -10,8 +10,10 @@ export function prettyStream() {
     sync: true,
     colorize: process.stdout.isTTY === true,
     translateTime: 'SYS:HH:MM:ss.l',
-    ignore: 'pid,context,method,url,status',
+    ignore: 'pid,context,method,url,status,error',
+    errorLikeObjectKeys: ['err'],
     singleLine: true,
-    messageFormat: '{if context}[{context}] {end}{msg}{if method} {method} {url} {status}{end}',
+    // e.g. "request completed GET /v1/orders/ord_x 404 resource_missing {…the other fields}"
+    messageFormat: '{if context}[{context}] {end}{msg}{if method} {method} {url} {status}{end}{if error} {error}{end}',
   });
 }
