@@ -15,7 +15,7 @@ describe('repeated authentication failures from one address (docs/operations.md)
 
   const wrongKey = `kuko_test_${'B'.repeat(32)}`;
 
-  it('answers 429 rate_limited with Retry-After after 20 failures in a minute, and still serves valid credentials', async () => {
+  it('answers 429 rate_limited with Retry-After after 20 failures a minute; valid credentials still pass', async () => {
     for (let i = 0; i < 20; i++) {
       expectError(await t.http().get('/v1/account').set('X-Api-Key', wrongKey), 401, 'api_key_invalid', 'X-Api-Key');
     }
@@ -38,7 +38,8 @@ describe('repeated authentication failures from one address (docs/operations.md)
     // A keyed write refused this way stores nothing: a retry with a good key executes.
     const key = randomUUID();
     const body = orderBody();
-    const create = (apiKey: string) => t.http().post('/v1/orders').set('X-Api-Key', apiKey).set('Idempotency-Key', key).send(body);
+    const create = (apiKey: string) =>
+      t.http().post('/v1/orders').set('X-Api-Key', apiKey).set('Idempotency-Key', key).send(body);
     expectError(await create(wrongKey), 429, 'rate_limited');
     const created = await create(merchant.testKey).expect(201);
     expect(created.headers['idempotent-replayed']).toBeUndefined();
@@ -47,7 +48,8 @@ describe('repeated authentication failures from one address (docs/operations.md)
   it('is per instance: another instance on the same database still answers 401', async () => {
     const other = await startTestApp({}, t.db);
     try {
-      expectError(await other.http().get('/v1/account').set('X-Api-Key', wrongKey), 401, 'api_key_invalid', 'X-Api-Key');
+      const response = await other.http().get('/v1/account').set('X-Api-Key', wrongKey);
+      expectError(response, 401, 'api_key_invalid', 'X-Api-Key');
     } finally {
       await other.close();
     }

@@ -32,8 +32,9 @@ describe('webhook secrets per environment (docs/webhooks.md)', () => {
     expect(response.body.data).toEqual({ received: true, duplicate: false, status: 'rejected' });
     const recorded = await event(payment.id);
     expect(recorded.status).toBe('rejected');
+    const signedWith = environment === 'live' ? 'test' : 'live';
     expect(recorded.reason).toBe(
-      `the event is signed with a ${environment === 'live' ? 'test' : 'live'} secret only and may not touch a ${environment} object`,
+      `the event is signed with a ${signedWith} secret only and may not touch a ${environment} object`,
     );
     expect(await order(created.id)).toEqual({ status: 'pending' });
     expect(await fulfilments(created.id)).toBe(0);

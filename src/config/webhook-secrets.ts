@@ -31,7 +31,9 @@ export function parseWebhookSecrets(raw: string | undefined): WebhookSecrets {
     const separator = entry.indexOf('=');
     const match = NAME.exec(entry.slice(0, Math.max(separator, 0)).trim());
     if (separator < 0 || !match) {
-      throw new Error(`${where} must be provider=whsec_… (or provider:test= / provider:live=), with a lower-case provider name`);
+      throw new Error(
+        `${where} must be provider=whsec_… (or provider:test= / provider:live=), with a lower-case provider name`,
+      );
     }
     const [name, provider, scope] = match;
     if (seen.has(name)) throw new Error(`${where} names "${name}" twice; separate its secrets with spaces instead`);
@@ -67,7 +69,7 @@ export function describeWebhookProviders(secrets: WebhookSecrets): string {
   if (secrets.size === 0) return 'none (WEBHOOK_SECRETS unset)';
   return [...secrets.entries()]
     .map(([provider, list]) => {
-      const environments = ENVIRONMENTS.filter((environment) => list.some((s) => s.environments.includes(environment)));
+      const environments = ENVIRONMENTS.filter((env) => list.some((secret) => secret.environments.includes(env)));
       return `${provider} (${environments.join('+')})`;
     })
     .join(', ');

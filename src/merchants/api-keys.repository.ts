@@ -29,7 +29,8 @@ export class ApiKeysRepository {
        RETURNING expires_at`,
       [merchantId, environment, seconds],
     );
-    return rows.reduce<Date | null>((latest, row) => (latest && latest > row.expires_at ? latest : row.expires_at), null);
+    const times = rows.map((row) => row.expires_at.getTime());
+    return times.length === 0 ? null : new Date(Math.max(...times));
   }
 
   async insert(merchantId: string, environment: Environment, key: string): Promise<Date> {

@@ -67,7 +67,7 @@ export function serveMetrics(
       if (!match || !timingSafeEqual(digest(match[1]), expected)) {
         const refusal = header
           ? new DomainError('api_key_invalid', 'The metrics token is not valid.', 'Authorization')
-          : new DomainError('api_key_missing', 'Send the metrics token as Authorization: Bearer <token>.', 'Authorization');
+          : new DomainError('api_key_missing', 'Send the token as Authorization: Bearer <token>.', 'Authorization');
         return sendApiResponse(reply, toErrorResponse(limiter.refuse(request, refusal, 'metrics_token'), request.id));
       }
     }

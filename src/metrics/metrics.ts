@@ -44,7 +44,7 @@ export class Metrics {
   });
   readonly authFailures = new Counter({
     name: `${PREFIX}auth_failures_total`,
-    help: 'Requests refused for a missing or wrong credential, by credential and answer (401, or 429 once rate limited)',
+    help: 'Requests refused for a missing or wrong credential, by credential and answer (401, or 429 when limited)',
     labelNames: ['credential', 'status'] as const,
     registers: [this.registry],
   });

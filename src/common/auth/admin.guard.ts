@@ -26,7 +26,11 @@ export class AdminGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const header = request.headers.authorization;
     if (!header) {
-      const missing = new DomainError('api_key_missing', 'Send the admin token as Authorization: Bearer <token>.', 'Authorization');
+      const missing = new DomainError(
+        'api_key_missing',
+        'Send the admin token as Authorization: Bearer <token>.',
+        'Authorization',
+      );
       throw this.limiter.refuse(request, missing, 'admin_token');
     }
     const match = /^Bearer (.+)$/.exec(header);

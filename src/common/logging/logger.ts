@@ -19,7 +19,13 @@ export function createRootLogger(level: LogLevel, format: LogFormat = 'json'): L
 }
 
 /** Nest's start-up chatter (modules loaded, routes mapped): useful when debugging only. */
-const FRAMEWORK_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+const FRAMEWORK_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
 
 /** Nest's LoggerService on top of pino, so framework messages are JSON lines too. */
 export class NestPinoLogger implements LoggerService {
