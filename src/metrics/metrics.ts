@@ -149,13 +149,16 @@ export class Metrics {
   }
 }
 
-/** Gauges collected together share one call of `source` (one query per scrape). */
+/**
+ * Gauges collected together share one call of `source` (one query per scrape): prom-client
+ * starts every collect of a scrape before awaiting any, so they all join the call in flight.
+ */
 function onePerScrape<T>(source: () => Promise<T>): () => Promise<T | null> {
   let running: Promise<T | null> | null = null;
   return () => {
     running ??= source()
       .catch(() => null)
-      .finally(() => setImmediate(() => (running = null)));
+      .finally(() => (running = null));
     return running;
   };
 }
