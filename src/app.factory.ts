@@ -9,13 +9,14 @@ import { createValidationPipe } from './common/http/validation.pipe';
 import { IdempotencyInterceptor } from './idempotency/idempotency.interceptor';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { logRequests } from './common/logging/request-logging';
+import { installMetrics } from './metrics/install-metrics';
 
 /**
  * Builds the whole application, initialised but not listening. `npm start` and the e2e
  * tests use this same function, so the tests exercise exactly what runs in production.
  */
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
-  const logger = createRootLogger(options.config.logLevel);
+  const logger = createRootLogger(options.config.logLevel, options.config.logFormat);
   const adapter = new KukoFastifyAdapter({ requestTimeoutMs: options.config.requestTimeoutMs });
   logRequests(adapter.getInstance(), logger);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options), adapter, {
@@ -28,6 +29,7 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
   app.useGlobalPipes(createValidationPipe());
   // Idempotency outside the envelope: it stores and replays the complete answer.
   app.useGlobalInterceptors(app.get(IdempotencyInterceptor), new EnvelopeInterceptor());
+  installMetrics(app, options.config);
   setUpOpenApi(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

@@ -7,6 +7,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
+import { notificationsStatus, startupSummary } from './common/logging/startup-summary';
 import { ConfigError, loadConfig } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { resolveDatabase } from './database/resolve-database';
@@ -19,7 +20,7 @@ let embedded: EmbeddedDatabase | null = null;
 async function main(): Promise<void> {
   const config = loadConfig();
   // From here on every message, Nest's included, is a pino JSON line.
-  Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel)));
+  Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel, config.logFormat)));
   const database = await resolveDatabase(config, (line) => logger.log(line));
   embedded = database.embedded;
   const app = await createApp({ config, databaseUrl: database.url });
@@ -41,8 +42,17 @@ async function main(): Promise<void> {
 
   // A demo merchant belongs to the laptop set-up only, never to an operator's database.
   const demo = embedded ? await app.get(MerchantsService).createDemoMerchantIfNone() : null;
-  await app.listen({ port: config.port, host: '0.0.0.0' });
-  const url = `http://localhost:${config.port}`;
+  await app.listen({ port: config.port, host: config.host });
+  const bound = app.getHttpServer().address();
+  const port = typeof bound === 'object' && bound !== null ? bound.port : config.port;
+  const summary = startupSummary({
+    config,
+    port,
+    databaseUrl: database.url,
+    embedded: embedded !== null,
+    notifications: notificationsStatus(),
+  });
+  const url = summary.fields.url as string;
   if (demo) {
     // Printed once: only the key's hash is stored.
     process.stdout.write(
@@ -50,7 +60,7 @@ async function main(): Promise<void> {
         `Try: curl -s ${url}/v1/orders -H 'X-Api-Key: ${demo.api_keys.test}'\n\n`,
     );
   }
-  logger.log(`Listening on ${url} (OpenAPI at ${url}/docs)`);
+  logger.log({ msg: summary.msg, ...summary.fields });
 }
 
 main().catch(async (error: unknown) => {

@@ -3,15 +3,16 @@ import { dirname, join, relative, resolve } from 'node:path';
 
 /**
  * The structure docs/decisions.md describes, checked so it cannot drift: layers point one
- * way (features above common/, common/ above config/ and database/), no two features
+ * way (features above common/, common/ above database/ and config/, all above domain/), no two features
  * import each other, and SQL lives in repositories, migrations and the database module.
  */
 const SRC = join(__dirname, '..', 'src');
 /** What each lower layer may import; every other folder is a feature above them all. */
 const LOWER_LAYERS: Record<string, string[]> = {
-  config: [],
-  database: ['config'],
-  common: ['config', 'database'],
+  domain: [],
+  config: ['domain'],
+  database: ['domain', 'config'],
+  common: ['domain', 'config', 'database'],
 };
 const isLower = (name: string) => name in LOWER_LAYERS;
 

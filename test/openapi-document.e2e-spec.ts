@@ -27,6 +27,8 @@ const OPERATIONS: Record<string, string> = {
   'GET /v1/orders/{id}/refunds': 'listOrderRefunds',
   'GET /v1/account': 'retrieveAccount',
   'POST /v1/admin/merchants': 'createMerchant',
+  'POST /v1/admin/merchants/{id}/api_keys/roll': 'rollApiKey',
+  'POST /v1/admin/merchants/{id}/api_keys/revoke': 'revokeApiKeys',
   'POST /v1/webhooks/{provider}': 'receiveWebhook',
   'GET /health': 'health',
   'GET /health/ready': 'healthReady',

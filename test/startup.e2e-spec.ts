@@ -21,9 +21,10 @@ describe('start-up (docs/operations.md)', () => {
   });
 
   it('stops at start-up on a malformed webhook secret, without printing it', () => {
-    const result = start({ WEBHOOK_SECRETS: 'kukopay=whsec_c2VjcmV0 whsec_not*base64' });
+    const valid = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+    const result = start({ WEBHOOK_SECRETS: `other:live=${valid},kukopay=${valid} whsec_not*base64` });
     expect(result.status).toBe(1);
-    expect(result.stderr).toContain('Invalid configuration: WEBHOOK_SECRETS secret #2 of provider "kukopay"');
+    expect(result.stderr).toContain('Invalid configuration: WEBHOOK_SECRETS entry #2, secret #2 of provider "kukopay"');
     expect(result.stderr).not.toContain('not*base64');
   });
 

@@ -4,8 +4,9 @@ const WHSEC = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
-    expect(loadConfig({})).toEqual({
+    expect(loadConfig({}, false)).toEqual({
       port: 3000,
+      host: '0.0.0.0',
       databaseUrl: null,
       databaseDirectUrl: null,
       databasePoolMode: 'session',
@@ -17,7 +18,17 @@ describe('loadConfig', () => {
       idempotencyTtlSeconds: 86400,
       idempotencyPurgeCron: '*/10 * * * *',
       logLevel: 'info',
+      logFormat: 'json',
+      metricsToken: null,
     });
+  });
+
+  it('logs pretty lines by default only under npm start on a terminal', () => {
+    expect(loadConfig({ npm_lifecycle_event: 'start' }, true).logFormat).toBe('pretty');
+    expect(loadConfig({ npm_lifecycle_event: 'start' }, false).logFormat).toBe('json');
+    expect(loadConfig({}, true).logFormat).toBe('json');
+    expect(loadConfig({ npm_lifecycle_event: 'start', LOG_FORMAT: 'json' }, true).logFormat).toBe('json');
+    expect(loadConfig({ LOG_FORMAT: 'pretty' }, false).logFormat).toBe('pretty');
   });
 
   it.each([
@@ -35,11 +46,16 @@ describe('loadConfig', () => {
     ['IDEMPOTENCY_TTL_SECONDS', '1.5'],
     ['IDEMPOTENCY_PURGE_CRON', 'every ten minutes'],
     ['LOG_LEVEL', 'loud'],
+    ['LOG_FORMAT', 'colourful'],
+    ['HOST', 'every interface'],
+    ['METRICS_TOKEN', 'short'],
     ['WEBHOOK_SECRETS', 'kukopay'],
     ['WEBHOOK_SECRETS', 'kukopay=secret'],
     ['WEBHOOK_SECRETS', 'kukopay=whsec_!!!'],
     ['WEBHOOK_SECRETS', `kukopay=${WHSEC},kukopay=${WHSEC}`],
     ['WEBHOOK_SECRETS', `Bad Name=${WHSEC}`],
+    ['WEBHOOK_SECRETS', `kukopay:staging=${WHSEC}`],
+    ['WEBHOOK_SECRETS', `kukopay:test=${WHSEC},kukopay:test=${WHSEC}`],
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));
@@ -58,12 +74,32 @@ describe('loadConfig', () => {
 
   it('never echoes a webhook secret in its message', () => {
     const secret = 'whsec_notbase64!';
-    expect(() => loadConfig({ WEBHOOK_SECRETS: `kukopay=${secret}` })).toThrow(/secret #1 of provider "kukopay"/);
+    expect(() => loadConfig({ WEBHOOK_SECRETS: `kukopay=${secret}` })).toThrow(
+      /entry #1, secret #1 of provider "kukopay"/,
+    );
     try {
       loadConfig({ WEBHOOK_SECRETS: `kukopay=${secret}` });
     } catch (error) {
       expect((error as Error).message).not.toContain('notbase64');
     }
+  });
+
+  it.each([
+    ['too short (16 bytes)', `whsec_${Buffer.alloc(16, 7).toString('base64')}`, /decodes to 16 bytes; at least 24/],
+    ['truncated base64', `whsec_${Buffer.alloc(32, 7).toString('base64').slice(0, -3)}`, /is not valid base64/],
+    ['not base64', 'whsec_not*base64*but*long*enough*to*pass', /must be whsec_ followed by base64/],
+  ])('stops the boot on a secret %s, naming its entry by position and never the secret', (_, secret, reason) => {
+    const run = () => loadConfig({ WEBHOOK_SECRETS: `kukopay=${WHSEC}, other:live=${WHSEC} ${secret}` });
+    expect(run).toThrow(/^Invalid configuration: WEBHOOK_SECRETS entry #2, secret #2 of provider "other" /);
+    expect(run).toThrow(reason);
+    expect(() => run()).not.toThrow(secret.slice(6, 20));
+  });
+
+  it('keeps per-environment secrets apart from the ones that sign both', () => {
+    const other = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+    const secrets = loadConfig({ WEBHOOK_SECRETS: `kukopay=${WHSEC},kukopay:test=${other}, kukopay:live=${other}` })
+      .webhookSecrets.get('kukopay')!;
+    expect(secrets.map((secret) => secret.environments)).toEqual([['test', 'live'], ['test'], ['live']]);
   });
 
   it('parses several providers and rotated secrets', () => {

@@ -11,9 +11,13 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const POOL_MODES = ['session', 'transaction'] as const;
 /** `transaction`: behind a transaction-pooling pooler such as PgBouncer (docs/operations.md). */
 export type PoolMode = (typeof POOL_MODES)[number];
+export const LOG_FORMATS = ['json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 export interface AppConfig {
   port: number;
+  /** The address to listen on; 0.0.0.0 is every IPv4 interface. */
+  host: string;
   /** Unset: the embedded PostgreSQL is started. */
   databaseUrl: string | null;
   /** A direct server connection for what needs a session (migrations, LISTEN); unset: databaseUrl. */
@@ -33,6 +37,9 @@ export interface AppConfig {
   /** null when switched off with IDEMPOTENCY_PURGE_CRON=off. */
   idempotencyPurgeCron: string | null;
   logLevel: LogLevel;
+  logFormat: LogFormat;
+  /** Set: GET /metrics asks for it as a bearer token. */
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -47,9 +54,11 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
-export function loadConfig(env: Env = process.env): AppConfig {
+/** `stdoutIsTty`: whether a person is likely reading the logs (pretty by default under npm start). */
+export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.isTTY === true): AppConfig {
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
+    host: host(env),
     databaseUrl: databaseUrl(env, 'DATABASE_URL'),
     databaseDirectUrl: databaseUrl(env, 'DATABASE_DIRECT_URL'),
     databasePoolMode: oneOf(env, 'DATABASE_POOL_MODE', POOL_MODES, 'session'),
@@ -61,6 +70,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86400, 1, 365 * 86400),
     idempotencyPurgeCron: purgeCron(env),
     logLevel: logLevel(env),
+    logFormat: logFormat(env, stdoutIsTty),
+    metricsToken: bearerToken(env, 'METRICS_TOKEN'),
   });
 }
 
@@ -102,10 +113,14 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
 }
 
 function adminToken(env: Env): string | null {
-  const raw = value(env, 'ADMIN_TOKEN');
+  return bearerToken(env, 'ADMIN_TOKEN');
+}
+
+function bearerToken(env: Env, name: string): string | null {
+  const raw = value(env, name);
   if (raw === undefined) return null;
   if (raw.length < 16 || !/^[\x21-\x7e]+$/.test(raw)) {
-    throw new ConfigError('ADMIN_TOKEN', 'must be at least 16 printable characters without spaces');
+    throw new ConfigError(name, 'must be at least 16 printable characters without spaces');
   }
   return raw;
 }
@@ -127,6 +142,21 @@ function purgeCron(env: Env): string | null {
     throw new ConfigError('IDEMPOTENCY_PURGE_CRON', `must be a cron expression or "off" (${(error as Error).message})`);
   }
   return raw;
+}
+
+function host(env: Env): string {
+  const raw = value(env, 'HOST') ?? '0.0.0.0';
+  // An IP address or a host name; anything else would only fail later, at listen().
+  if (!/^[A-Za-z0-9.:-]{1,253}$/.test(raw)) {
+    throw new ConfigError('HOST', `must be an IP address or host name such as 0.0.0.0 or 127.0.0.1 (got "${raw}")`);
+  }
+  return raw;
+}
+
+/** JSON unless asked otherwise, or unless `npm start` writes to a terminal. */
+function logFormat(env: Env, stdoutIsTty: boolean): LogFormat {
+  const fallback = stdoutIsTty && env.npm_lifecycle_event === 'start' ? 'pretty' : 'json';
+  return oneOf(env, 'LOG_FORMAT', LOG_FORMATS, fallback);
 }
 
 function logLevel(env: Env): LogLevel {

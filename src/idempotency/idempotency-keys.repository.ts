@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Environment } from '../common/domain/environment';
+import type { Environment } from '../domain/environment';
 import { ApiResponse } from '../common/http/api-response';
 import { idempotencyKeyLockId } from '../database/advisory-locks';
 import { BatchedStatement, Connection, Db, NamedStatement } from '../database/db';
@@ -49,16 +49,16 @@ const ANSWER_COLUMNS =
 /**
  * The API-key lookup of a keyed write, with the unexpired answer stored under its
  * Idempotency-Key read in the same statement, so that a replay costs one round trip in all.
- * It is the one statement here that reads another table (api_keys): the round trip is
+ * It is the one statement here that reads another table (active_api_keys): the round trip is
  * the point, and the API-key guard calls it through findApiKeyWithAnswer().
  */
 const API_KEY_WITH_ANSWER: NamedStatement = {
   name: 'kuko_api_key_lookup_with_answer',
   text: `SELECT a.merchant_id, a.key_hash, ${ANSWER_COLUMNS}
-           FROM api_keys a
+           FROM active_api_keys a
            LEFT JOIN idempotency_keys k
              ON k.merchant_id = a.merchant_id AND k.environment = $2 AND k.key = $3 AND k.expires_at > now()
-          WHERE a.key_hash = $1 AND a.revoked_at IS NULL`,
+          WHERE a.key_hash = $1`,
 };
 
 /**

@@ -3,6 +3,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { CronJob } from 'cron';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { Metrics } from '../common/metrics/metrics';
 import { describePurge, IdempotencyPurgeService } from './idempotency-purge.service';
 
 /** The one name the job is registered under; the registry refuses a second. */
@@ -24,6 +25,7 @@ export class IdempotencyPurgeScheduler implements OnApplicationBootstrap, Before
     private readonly registry: SchedulerRegistry,
     private readonly purge: IdempotencyPurgeService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly metrics: Metrics,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -57,6 +59,7 @@ export class IdempotencyPurgeScheduler implements OnApplicationBootstrap, Before
   private async run(): Promise<void> {
     try {
       const result = await this.purge.purge(this.shutdown.signal);
+      this.metrics.recordPurge(result);
       this.logger.log({
         msg: describePurge(result),
         deleted: result.deleted,
@@ -66,6 +69,7 @@ export class IdempotencyPurgeScheduler implements OnApplicationBootstrap, Before
         finished: result.finished,
       });
     } catch (error) {
+      this.metrics.recordPurgeFailure();
       // The next tick tries again; nothing is half done (each batch is its own transaction).
       this.logger.error({ msg: 'The purge of expired idempotency keys failed', error: String(error) });
     }

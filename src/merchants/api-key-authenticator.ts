@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
-import type { Environment } from '../common/domain/environment';
+import type { Environment } from '../domain/environment';
 import { DomainError } from '../common/errors/domain-error';
 import { IdempotencyKeysRepository, StoredKey } from '../idempotency/idempotency-keys.repository';
 import { environmentOf, hashApiKey } from './api-key';

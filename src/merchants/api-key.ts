@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Environment } from '../common/domain/environment';
+import type { Environment } from '../domain/environment';
 import { sha256 } from '../common/hash';
 
 /** kuko_test_… / kuko_live_… followed by 32 base64url characters (192 random bits). */

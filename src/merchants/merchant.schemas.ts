@@ -46,3 +46,41 @@ export class CreatedMerchantSchema {
   @ApiProperty(CREATED_AT)
   created_at!: string;
 }
+
+/** A rolled key (ApiKeysService.roll): the new key is shown only here. */
+@ApiSchema({ name: 'RolledApiKey', description: 'A new secret key, shown once, and when the keys it replaces stop.' })
+export class RolledApiKeySchema {
+  @ApiProperty({ enum: ['api_key'], example: 'api_key' })
+  object!: 'api_key';
+
+  @ApiProperty(MERCHANT_ID)
+  merchant_id!: string;
+
+  @ApiProperty({ enum: ['test', 'live'], example: 'live' })
+  environment!: 'test' | 'live';
+
+  @ApiProperty({ pattern: '^kuko_(test|live)_[A-Za-z0-9_-]{32}$', example: 'kuko_live_Qm9vay1rZXktZXhhbXBsZS0wMDAzAAAA' })
+  api_key!: string;
+
+  @ApiProperty(CREATED_AT)
+  created_at!: string;
+
+  @ApiProperty({ type: 'string', format: 'date-time', nullable: true, example: '2026-09-20T09:00:00.000Z' })
+  previous_keys_expire_at!: string | null;
+}
+
+/** What a revocation stopped (ApiKeysService.revoke). */
+@ApiSchema({ name: 'ApiKeyRevocation', description: 'How many keys of the environment stopped working.' })
+export class ApiKeyRevocationSchema {
+  @ApiProperty({ enum: ['api_key_revocation'], example: 'api_key_revocation' })
+  object!: 'api_key_revocation';
+
+  @ApiProperty(MERCHANT_ID)
+  merchant_id!: string;
+
+  @ApiProperty({ enum: ['test', 'live'], example: 'live' })
+  environment!: 'test' | 'live';
+
+  @ApiProperty({ type: 'integer', minimum: 0, example: 2 })
+  revoked!: number;
+}

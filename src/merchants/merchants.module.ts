@@ -3,7 +3,9 @@ import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { AccountController } from './account.controller';
 import { AdminController } from './admin.controller';
 import { ApiKeyAuthenticator } from './api-key-authenticator';
+import { ApiKeysController } from './api-keys.controller';
 import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKeysService } from './api-keys.service';
 import { MerchantsRepository } from './merchants.repository';
 import { MerchantsService } from './merchants.service';
 
@@ -13,8 +15,8 @@ import { MerchantsService } from './merchants.service';
  */
 @Module({
   imports: [IdempotencyModule],
-  controllers: [AdminController, AccountController],
-  providers: [MerchantsRepository, ApiKeysRepository, ApiKeyAuthenticator, MerchantsService],
+  controllers: [AdminController, AccountController, ApiKeysController],
+  providers: [MerchantsRepository, ApiKeysRepository, ApiKeyAuthenticator, MerchantsService, ApiKeysService],
   exports: [ApiKeyAuthenticator, MerchantsService],
 })
 export class MerchantsModule {}

@@ -23,6 +23,11 @@ export class MerchantsRepository {
     return this.db.one<MerchantRow>('SELECT id, name, created_at FROM merchants WHERE id = $1', [id]);
   }
 
+  /** Locks the merchant for the transaction, so that changes to its keys queue; false if there is none. */
+  async lockForUpdate(id: string): Promise<boolean> {
+    return (await this.db.one('SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', [id])) !== null;
+  }
+
   async any(): Promise<boolean> {
     return (await this.db.one('SELECT 1 FROM merchants LIMIT 1')) !== null;
   }

@@ -1,11 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { RequestAuth } from '../common/auth/request-auth';
-import { ENVIRONMENTS, Environment } from '../common/domain/environment';
+import { ENVIRONMENTS, Environment } from '../domain/environment';
 import { newId } from '../common/ids';
 import { ADVISORY_LOCKS, lockTransaction } from '../database/advisory-locks';
 import { Db } from '../database/db';
-import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
-import { ApiKeysRepository } from './api-keys.repository';
+import { ApiKeysService } from './api-keys.service';
 import { MerchantsRepository } from './merchants.repository';
 
 export interface CreatedMerchant {
@@ -21,7 +20,7 @@ export class MerchantsService {
   constructor(
     private readonly db: Db,
     private readonly merchants: MerchantsRepository,
-    private readonly apiKeys: ApiKeysRepository,
+    private readonly apiKeys: ApiKeysService,
   ) {}
 
   create(name: string): Promise<CreatedMerchant> {
@@ -31,16 +30,7 @@ export class MerchantsService {
   private async insertMerchant(name: string): Promise<CreatedMerchant> {
     const merchant = await this.merchants.insert(newId('mch'), name);
     const keys = {} as Record<Environment, string>;
-    for (const environment of ENVIRONMENTS) {
-      keys[environment] = generateApiKey(environment);
-      await this.apiKeys.insert({
-        id: newId('key'),
-        merchantId: merchant.id,
-        environment,
-        keyHash: hashApiKey(keys[environment]),
-        keyPrefix: displayPrefix(keys[environment]),
-      });
-    }
+    for (const environment of ENVIRONMENTS) keys[environment] = (await this.apiKeys.issue(merchant.id, environment)).key;
     return { id: merchant.id, name, api_keys: keys, created_at: merchant.created_at.toISOString() };
   }
 

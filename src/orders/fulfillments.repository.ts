@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Environment } from '../common/domain/environment';
+import type { Environment } from '../domain/environment';
 import { Db, NamedStatement } from '../database/db';
 
 export interface NewFulfillment {

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { money } from '../common/domain/money';
+import { money } from '../domain/money';
 import { newId } from '../common/ids';
 import { field, optionalString, WebhookEvent } from '../webhooks/webhook-event';
 import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { money } from '../common/domain/money';
+import { money } from '../domain/money';
 import { OrdersRepository } from '../orders/orders.repository';
 import { optionalString, field, WebhookEvent } from '../webhooks/webhook-event';
 import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';

@@ -1,5 +1,5 @@
-import type { Environment } from '../common/domain/environment';
-import { money } from '../common/domain/money';
+import type { Environment } from '../domain/environment';
+import { money } from '../domain/money';
 import type { RefundRow, RefundStatus } from './refunds.repository';
 
 export type { RefundStatus };

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Environment } from '../common/domain/environment';
+import type { Environment } from '../domain/environment';
 import { Db } from '../database/db';
 import { keysetRows, KeysetRows } from '../database/keyset-page';
 import type { OrderScope } from '../orders/orders.repository';

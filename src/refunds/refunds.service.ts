@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { RequestAuth } from '../common/auth/request-auth';
-import { money } from '../common/domain/money';
+import { money } from '../domain/money';
 import { DomainError, notFound } from '../common/errors/domain-error';
 import { Page } from '../common/http/api-response';
 import { newId } from '../common/ids';

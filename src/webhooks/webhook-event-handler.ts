@@ -1,5 +1,5 @@
 import { DiscoveryService } from '@nestjs/core';
-import type { Environment } from '../common/domain/environment';
+import type { Environment } from '../domain/environment';
 import { DomainError } from '../common/errors/domain-error';
 import { WebhookEvent } from './webhook-event';
 

@@ -9,7 +9,9 @@
  */
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import type { Environment } from '../domain/environment';
 import { Db } from '../database/db';
+import { applyWithinEnvironments } from './environment-scope';
 import { WebhookEvent } from './webhook-event';
 import { EventOutcome, HandlesWebhookEvents, WebhookEventHandler } from './webhook-event-handler';
 import { WebhookEventsRepository } from './webhook-events.repository';
@@ -37,12 +39,13 @@ export class WebhookReceiverService implements OnModuleInit {
     }
   }
 
-  receive(provider: string, event: WebhookEvent): Promise<ReceiveResult> {
+  /** `environments`: those of the secrets that signed the event; it may touch no other. */
+  receive(provider: string, event: WebhookEvent, environments: ReadonlySet<Environment>): Promise<ReceiveResult> {
     return this.db.transaction(async () => {
       if (!(await this.events.claim(provider, event))) return { duplicate: true };
       const handler = this.handlers.get(event.type);
       const outcome: EventOutcome = handler
-        ? await handler.apply(event, provider)
+        ? await applyWithinEnvironments(this.db, environments, () => handler.apply(event, provider))
         : { status: 'ignored', reason: `unknown event type ${event.type}` };
       await this.events.recordOutcome(provider, event.id, outcome);
       return { duplicate: false, outcome };

@@ -1,21 +1,35 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { WebhookVerificationError } from 'standardwebhooks';
+import type { Environment } from '../domain/environment';
 import { DomainError } from '../common/errors/domain-error';
+import type { WebhookSecret } from '../config/webhook-secrets';
 
-const HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
+const HEADERS = ['id', 'timestamp', 'signature'] as const;
 /** How far webhook-timestamp may be from our clock, either way: the verifier's own tolerance. */
 const TOLERANCE_SECONDS = 5 * 60;
 
+export interface VerifiedDelivery {
+  webhookId: string;
+  /** The environments of every secret whose signature matched: what the event may touch. */
+  environments: ReadonlySet<Environment>;
+}
+
 /**
  * Standard Webhooks verification over the raw body bytes, with the maintained verifier.
- * Any of the provider's secrets may match (rotation). Returns the webhook id.
+ * Any of the provider's secrets may match (rotation); every secret is tried, so that an
+ * event signed with both a test and a live secret may touch both. The `svix-*` header
+ * names, which many providers send, are read when the `webhook-*` ones are absent.
  */
-export function verifyWebhookSignature(verifiers: readonly Webhook[], raw: Buffer, headers: IncomingHttpHeaders): string {
+export function verifyWebhookSignature(
+  secrets: readonly WebhookSecret[],
+  raw: Buffer,
+  headers: IncomingHttpHeaders,
+): VerifiedDelivery {
   const signed: Record<string, string> = {};
   for (const name of HEADERS) {
-    const value = headers[name];
-    if (typeof value !== 'string' || value === '') throw invalidSignature(`The ${name} header is missing.`);
-    signed[name] = value;
+    const value = headers[`webhook-${name}`] ?? headers[`svix-${name}`];
+    if (typeof value !== 'string' || value === '') throw invalidSignature(`The webhook-${name} header is missing.`);
+    signed[`webhook-${name}`] = value;
   }
   if (!/^\d{1,12}$/.test(signed['webhook-timestamp'])) {
     throw invalidSignature('The webhook-timestamp header must be unix seconds.');
@@ -25,15 +39,17 @@ export function verifyWebhookSignature(verifiers: readonly Webhook[], raw: Buffe
   if (Math.abs(skew) > TOLERANCE_SECONDS) {
     throw invalidSignature('The webhook-timestamp is more than 5 minutes away from our clock.');
   }
-  for (const verifier of verifiers) {
+  const environments = new Set<Environment>();
+  for (const { verifier, environments: allowed } of secrets) {
     try {
       verifier.verify(raw, signed, { jsonParse: false });
-      return signed['webhook-id'];
+      for (const environment of allowed) environments.add(environment);
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;
     }
   }
-  throw invalidSignature('No v1 signature matches the body with any configured secret.');
+  if (environments.size === 0) throw invalidSignature('No v1 signature matches the body with any configured secret.');
+  return { webhookId: signed['webhook-id'], environments };
 }
 
 function invalidSignature(message: string): DomainError {

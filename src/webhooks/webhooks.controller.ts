@@ -44,9 +44,9 @@ export class WebhooksController {
     if (!verifiers) throw new DomainError('resource_missing', `No webhook provider named '${provider}'.`, 'provider');
 
     const raw = request.rawBody ?? Buffer.alloc(0);
-    const webhookId = verifyWebhookSignature(verifiers, raw, request.headers);
+    const { webhookId, environments } = verifyWebhookSignature(verifiers, raw, request.headers);
     const event = parseWebhookEvent(raw, webhookId);
-    const result = await this.receiver.receive(provider, event);
+    const result = await this.receiver.receive(provider, event, environments);
 
     addLogFields(request, {
       webhook_provider: provider,

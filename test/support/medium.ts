@@ -5,6 +5,7 @@ import { newId } from '../../src/common/ids';
 import { dataSourceOptions } from '../../src/database/data-source-options';
 import { Db } from '../../src/database/db';
 import { ApiKeysRepository } from '../../src/merchants/api-keys.repository';
+import { ApiKeysService } from '../../src/merchants/api-keys.service';
 import { MerchantsRepository } from '../../src/merchants/merchants.repository';
 import { MerchantsService } from '../../src/merchants/merchants.service';
 import { FulfillmentsRepository } from '../../src/orders/fulfillments.repository';
@@ -51,7 +52,9 @@ export async function startMedium(): Promise<MediumContext> {
   const db = new Db(dataSource, { mode, poolSize: 20 });
   const ordersRepository = new OrdersRepository(db);
   const refundsRepository = new RefundsRepository(db);
-  const merchants = new MerchantsService(db, new MerchantsRepository(db), new ApiKeysRepository(db));
+  const merchantsRepository = new MerchantsRepository(db);
+  const apiKeys = new ApiKeysService(db, new ApiKeysRepository(db), merchantsRepository);
+  const merchants = new MerchantsService(db, merchantsRepository, apiKeys);
   const orders = new OrdersService(ordersRepository);
   const payments = new PaymentEventsHandler(ordersRepository, new FulfillmentsRepository(db));
   const inTransaction = <T>(fn: () => Promise<T>) => db.transaction(fn);

@@ -1,6 +1,6 @@
 import { createParamDecorator, ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { Environment } from '../domain/environment';
+import { Environment } from '../../domain/environment';
 
 /** Who is calling: set by ApiKeyGuard, read by controllers and the idempotency layer. */
 export interface RequestAuth {

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { sendApiResponse } from '../http/send';
+import { DomainError } from './domain-error';
 import { toErrorResponse } from './error-response';
 
 /**
@@ -16,7 +17,9 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<FastifyRequest>();
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const response = toErrorResponse(exception, request.id);
-    if (response.status >= 500) {
+    // A DomainError is an answer we chose (503 resource_not_ready …): the request line says
+    // it. Anything else that ends in a 5xx is a fault, logged with its stack.
+    if (response.status >= 500 && !(exception instanceof DomainError)) {
       this.logger.error({ err: exception, request_id: request.id }, 'request failed');
     }
     if (reply.sent) return;

@@ -31,6 +31,7 @@ export const ERROR_CATALOG = {
   malformed_request: invalid(400),
   request_timeout: invalid(408),
   headers_too_large: invalid(431),
+  rate_limited: { status: 429, type: 'rate_limit_error' },
   unsupported_media_type: invalid(415),
   internal_error: { status: 500, type: 'api_error' },
   service_unavailable: { status: 503, type: 'api_error' },

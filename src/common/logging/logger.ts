@@ -1,27 +1,38 @@
 import type { LoggerService } from '@nestjs/common';
 import pino, { Logger } from 'pino';
-import type { LogLevel } from '../../config/app-config';
+import type { LogFormat, LogLevel } from '../../config/app-config';
+import { prettyStream } from './pretty-stream';
 
 /**
  * One pino logger per process, writing JSON lines to stdout. Fastify logs each request
  * through it (see request-logging.ts) and Nest's own messages go through NestPinoLogger.
  * Credentials never reach it: request lines carry only the fields we choose.
  */
-export function createRootLogger(level: LogLevel): Logger {
-  return pino({
+export function createRootLogger(level: LogLevel, format: LogFormat = 'json'): Logger {
+  const options = {
     level,
     base: { pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: { level: (label) => ({ level: label }) },
-  });
+    formatters: { level: (label: string) => ({ level: label }) },
+  };
+  return format === 'pretty' ? pino(options, prettyStream()) : pino(options);
 }
+
+/** Nest's start-up chatter (modules loaded, routes mapped): useful when debugging only. */
+const FRAMEWORK_CONTEXTS = new Set([
+  'NestFactory',
+  'InstanceLoader',
+  'RoutesResolver',
+  'RouterExplorer',
+  'NestApplication',
+]);
 
 /** Nest's LoggerService on top of pino, so framework messages are JSON lines too. */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly root: Logger) {}
 
   log(message: unknown, context?: string) {
-    this.write('info', message, context);
+    this.write(context !== undefined && FRAMEWORK_CONTEXTS.has(context) ? 'debug' : 'info', message, context);
   }
   error(message: unknown, trace?: string, context?: string) {
     this.write('error', message, context ?? trace);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import { levelOf } from './error-fields';
 
 /** Fields a request gathers as it is served (merchant, idempotency outcome …). */
 export type RequestLogFields = Record<string, string | number | boolean | null>;
@@ -22,7 +23,7 @@ export function addLogFields(request: FastifyRequest, fields: RequestLogFields):
 export function logRequests(fastify: FastifyInstance, logger: Logger): void {
   fastify.addHook('onResponse', async (request, reply) => {
     const status = reply.statusCode;
-    logger[status >= 500 ? 'error' : 'info'](
+    logger[levelOf(status, request.logFields)](
       {
         request_id: request.id,
         method: request.method,

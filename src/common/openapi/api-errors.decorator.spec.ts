@@ -52,6 +52,7 @@ describe('the response decorators', () => {
       '409',
       '413',
       '415',
+      '429',
       '500',
       '503',
     ]);

@@ -22,8 +22,8 @@ export function ApiErrors(...codes: ErrorCode[]): MethodDecorator & ClassDecorat
 export type RouteAuth = 'api-key' | 'admin' | 'public';
 
 const AUTH_ERRORS: Record<RouteAuth, ErrorCode[]> = {
-  'api-key': ['api_key_missing', 'api_key_invalid'],
-  admin: ['api_key_missing', 'api_key_invalid', 'route_not_found'],
+  'api-key': ['api_key_missing', 'api_key_invalid', 'rate_limited'],
+  admin: ['api_key_missing', 'api_key_invalid', 'rate_limited', 'route_not_found'],
   public: [],
 };
 /**

@@ -30,7 +30,12 @@ const DECLARED = 'kukopay:openapi:declared-responses';
 /** Statuses an Idempotency-Key never stores, so never replays (docs/idempotency.md). */
 const NOT_STORED = new Set([401, 409, 413, 415, 429]);
 /** Codes whose answers always carry Retry-After. */
-const ALWAYS_RETRY_AFTER = new Set<string>(['idempotency_in_progress', 'service_unavailable', 'resource_not_ready']);
+const ALWAYS_RETRY_AFTER = new Set<string>([
+  'idempotency_in_progress',
+  'service_unavailable',
+  'resource_not_ready',
+  'rate_limited',
+]);
 
 export function declare(handler: object, change: (declared: DeclaredResponses) => void): void {
   const declared: DeclaredResponses = Reflect.getOwnMetadata(DECLARED, handler) ?? {

@@ -1,0 +1,64 @@
+import type { AppConfig } from '../../config/app-config';
+import { describeWebhookProviders } from '../../config/webhook-secrets';
+
+/** Whether this instance delivers merchant notifications, and why (for the start-up line). */
+export interface NotificationsStatus {
+  delivering: boolean;
+  detail: string;
+}
+
+/**
+ * Today's answer: merchant notifications are not part of this build. The notifications
+ * module replaces this with its own (e.g. `NOTIFY_WORKERS=off` → not delivering).
+ */
+export function notificationsStatus(): NotificationsStatus {
+  return { delivering: false, detail: 'not part of this build' };
+}
+
+export interface StartupFacts {
+  config: AppConfig;
+  /** The port actually bound (PORT=0 picks one). */
+  port: number;
+  databaseUrl: string;
+  embedded: boolean;
+  notifications: NotificationsStatus;
+}
+
+/**
+ * The one info line an operator reads at start-up: where the service listens, which
+ * database (never its password), which webhook providers, whether notifications deliver.
+ * It says "Listening on", which scripts and tests wait for.
+ */
+export function startupSummary(facts: StartupFacts): { msg: string; fields: Record<string, unknown> } {
+  const { config, port, notifications } = facts;
+  const wildcard = config.host === '0.0.0.0' || config.host === '::';
+  const url = `http://${wildcard ? 'localhost' : config.host}:${port}`;
+  const database = `${describeDatabase(facts.databaseUrl)}${facts.embedded ? ' (embedded)' : ''}`;
+  const webhooks = describeWebhookProviders(config.webhookSecrets);
+  const delivery = `${notifications.delivering ? 'delivering' : 'not delivering'} (${notifications.detail})`;
+  return {
+    msg:
+      `Listening on ${url} (bound to ${config.host}:${port}; OpenAPI at ${url}/docs); database ${database}; ` +
+      `webhooks: ${webhooks}; notifications: ${delivery}`,
+    fields: {
+      url,
+      host: config.host,
+      port,
+      database,
+      webhook_providers: [...config.webhookSecrets.keys()],
+      notifications_delivering: notifications.delivering,
+      metrics: config.metricsToken ? '/metrics (bearer token)' : '/metrics',
+    },
+  };
+}
+
+/** user@host:port/database: a URL's password (and any query) never reaches the logs. */
+export function describeDatabase(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
+    return `${user}${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;
+  } catch {
+    return 'an unparsable DATABASE_URL';
+  }
+}

@@ -1,0 +1,52 @@
+import { Metrics } from './metrics';
+
+const IDLE_POOL = () => ({ size: 20, lent: 0, waiting: 0 });
+
+describe('Metrics', () => {
+  const value = (text: string, series: string) => {
+    const line = text.split('\n').find((each) => each.startsWith(`${series} `));
+    return line === undefined ? undefined : Number(line.slice(series.length + 1));
+  };
+
+  it('reads the pool through the function it is given, at each scrape', async () => {
+    let stats = { size: 20, lent: 2, waiting: 1 };
+    const metrics = new Metrics(() => stats);
+    const first = await metrics.registry.metrics();
+    expect(value(first, 'kukopay_db_pool_size')).toBe(20);
+    expect(value(first, 'kukopay_db_pool_lent_connections')).toBe(2);
+    expect(value(first, 'kukopay_db_pool_waiting_clients')).toBe(1);
+    stats = { size: 20, lent: 7, waiting: 0 };
+    expect(value(await metrics.registry.metrics(), 'kukopay_db_pool_lent_connections')).toBe(7);
+  });
+
+  it('shows the notification backlog once a source is registered, reading it once per scrape', async () => {
+    const metrics = new Metrics(IDLE_POOL);
+    expect(await metrics.registry.metrics()).not.toContain('kukopay_notifications_pending');
+    let reads = 0;
+    metrics.useNotificationBacklog(async () => {
+      reads += 1;
+      return { pending: 3, oldestPendingAgeSeconds: reads === 1 ? 42 : null };
+    });
+    metrics.notificationAttempts.inc({ result: 'delivered' }, 2);
+    const first = await metrics.registry.metrics();
+    expect(value(first, 'kukopay_notifications_pending')).toBe(3);
+    expect(value(first, 'kukopay_notification_oldest_pending_age_seconds')).toBe(42);
+    expect(value(first, 'kukopay_notification_attempts_total{result="delivered"}')).toBe(2);
+    expect(reads).toBe(1);
+    const second = await metrics.registry.metrics();
+    expect(value(second, 'kukopay_notification_oldest_pending_age_seconds')).toBe(0);
+    expect(reads).toBe(2);
+  });
+
+  it('records purge runs by result', async () => {
+    const metrics = new Metrics(IDLE_POOL);
+    metrics.recordPurge({ deleted: 10, skipped: false, finished: true });
+    metrics.recordPurge({ deleted: 0, skipped: true, finished: false });
+    metrics.recordPurgeFailure();
+    const text = await metrics.registry.metrics();
+    expect(value(text, 'kukopay_idempotency_purge_deleted_rows_total')).toBe(10);
+    for (const result of ['finished', 'skipped', 'failed']) {
+      expect(value(text, `kukopay_idempotency_purge_runs_total{result="${result}"}`)).toBe(1);
+    }
+  });
+});

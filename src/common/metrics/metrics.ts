@@ -1,0 +1,162 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { NotificationBacklogSource } from './notification-metrics';
+import type { PoolStats } from '../../database/db';
+
+const PREFIX = 'kukopay_';
+
+/** Latency buckets in seconds: a keyed create takes a few ms, a slow lock wait seconds. */
+const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * Every series of GET /metrics (docs/operations.md lists them). One registry per
+ * application, not prom-client's global one, so that two instances in one process (tests)
+ * count apart. Labels are bounded: route templates, status codes, error codes from the
+ * catalog, configured provider names; never a URL, an id or a key.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly requests = new Counter({
+    name: `${PREFIX}http_requests_total`,
+    help: 'HTTP requests answered, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly requestDuration = new Histogram({
+    name: `${PREFIX}http_request_duration_seconds`,
+    help: 'Time from the request arriving to its answer being sent, by method, route template and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly idempotency = new Counter({
+    name: `${PREFIX}idempotency_outcomes_total`,
+    help: 'Idempotency-Key outcomes: executed, replayed, in_progress, mismatch',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly webhookEvents = new Counter({
+    name: `${PREFIX}webhook_events_total`,
+    help: 'Webhook deliveries by provider and outcome: processed, rejected, ignored, duplicate, or the error code',
+    labelNames: ['provider', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly authFailures = new Counter({
+    name: `${PREFIX}auth_failures_total`,
+    help: 'Requests refused for a missing or wrong credential, by credential and answer (401, or 429 when limited)',
+    labelNames: ['credential', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly purgeDeletedRows = new Counter({
+    name: `${PREFIX}idempotency_purge_deleted_rows_total`,
+    help: 'Expired idempotency keys deleted by the purge runs of this instance',
+    registers: [this.registry],
+  });
+  readonly purgeRuns = new Counter({
+    name: `${PREFIX}idempotency_purge_runs_total`,
+    help: 'Purge runs of this instance by result: finished, stopped_early, skipped (another instance purging), failed',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+  readonly purgeLastRun = new Gauge({
+    name: `${PREFIX}idempotency_purge_last_run_timestamp_seconds`,
+    help: 'Unix time at which the last purge run of this instance ended, whatever its result',
+    registers: [this.registry],
+  });
+  readonly purgeLastSuccess = new Gauge({
+    name: `${PREFIX}idempotency_purge_last_success_timestamp_seconds`,
+    help: 'Unix time at which a purge run of this instance last finished or stopped early without error',
+    registers: [this.registry],
+  });
+  readonly notificationAttempts = new Counter({
+    name: `${PREFIX}notification_attempts_total`,
+    help: 'Merchant notification delivery attempts by result (delivered, failed, …)',
+    labelNames: ['result'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(poolStats: () => PoolStats) {
+    collectDefaultMetrics({ register: this.registry });
+    const pool = (name: string, help: string, read: (stats: PoolStats) => number) =>
+      new Gauge({
+        name: `${PREFIX}db_pool_${name}`,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read(poolStats()));
+        },
+      });
+    pool('size', 'Connections the pool may open (DATABASE_POOL_SIZE)', (stats) => stats.size);
+    pool('lent_connections', 'Connections lent out now (the rest of the pool is idle or not opened yet)', (stats) => stats.lent);
+    pool('waiting_clients', 'Requests waiting for a connection or a transaction slot', (stats) => stats.waiting);
+  }
+
+  recordPurge(result: { deleted: number; skipped: boolean; finished: boolean }): void {
+    const result_ = result.skipped ? 'skipped' : result.finished ? 'finished' : 'stopped_early';
+    this.purgeRuns.inc({ result: result_ });
+    this.purgeDeletedRows.inc(result.deleted);
+    const now = Date.now() / 1000;
+    this.purgeLastRun.set(now);
+    if (!result.skipped) this.purgeLastSuccess.set(now);
+  }
+
+  recordPurgeFailure(): void {
+    this.purgeRuns.inc({ result: 'failed' });
+    this.purgeLastRun.set(Date.now() / 1000);
+  }
+
+  /**
+   * The extension point for merchant notifications (docs/operations.md): their module
+   * calls this once with a function that reads the backlog (pending count and the age of
+   * the oldest pending event), run at each scrape; and it counts attempts with
+   * `notificationAttempts.inc({ result })`. Until then these gauges are absent.
+   */
+  useNotificationBacklog(source: NotificationBacklogSource): void {
+    const read = onePerScrape(source);
+    new Gauge({
+      name: `${PREFIX}notifications_pending`,
+      help: 'Notification events not yet delivered nor failed',
+      registers: [this.registry],
+      async collect() {
+        const backlog = await read();
+        if (backlog) this.set(backlog.pending);
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}notification_oldest_pending_age_seconds`,
+      help: 'Age of the oldest notification event still pending (0 when none is)',
+      registers: [this.registry],
+      async collect() {
+        const backlog = await read();
+        if (backlog) this.set(backlog.oldestPendingAgeSeconds ?? 0);
+      },
+    });
+  }
+
+  /** A gauge read from the database at each scrape; left unchanged when the query fails. */
+  gaugeFromQuery(name: string, help: string, query: () => Promise<number>): void {
+    new Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      registers: [this.registry],
+      async collect() {
+        const value = await query().catch(() => null);
+        if (value !== null) this.set(value);
+      },
+    });
+  }
+}
+
+/**
+ * Gauges collected together share one call of `source` (one query per scrape): prom-client
+ * starts every collect of a scrape before awaiting any, so they all join the call in flight.
+ */
+function onePerScrape<T>(source: () => Promise<T>): () => Promise<T | null> {
+  let running: Promise<T | null> | null = null;
+  return () => {
+    running ??= source()
+      .catch(() => null)
+      .finally(() => (running = null));
+    return running;
+  };
+}

@@ -1,0 +1,57 @@
+import { randomUUID } from 'node:crypto';
+import { expectError } from './support/expect-error';
+import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
+
+describe('repeated authentication failures from one address (docs/operations.md)', () => {
+  let t: TestApp;
+  let merchant: TestMerchant;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    merchant = await createMerchant(t);
+  });
+  afterAll(() => t.close());
+
+  const wrongKey = `kuko_test_${'B'.repeat(32)}`;
+
+  it('answers 429 rate_limited with Retry-After after 20 failures a minute; valid credentials still pass', async () => {
+    for (let i = 0; i < 20; i++) {
+      expectError(await t.http().get('/v1/account').set('X-Api-Key', wrongKey), 401, 'api_key_invalid', 'X-Api-Key');
+    }
+    const limited = await t.http().get('/v1/account').set('X-Api-Key', wrongKey);
+    expectError(limited, 429, 'rate_limited');
+    expect(limited.body.type).toBe('rate_limit_error');
+    const retryAfter = Number(limited.headers['retry-after']);
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(60);
+
+    // Every credential counts towards the same address: a missing key, a wrong admin token.
+    expectError(await t.http().get('/v1/account'), 429, 'rate_limited');
+    const admin = () => t.http().post('/v1/admin/merchants').send({ name: 'X' });
+    expectError(await admin().set('Authorization', 'Bearer wrong-admin-token-0123'), 429, 'rate_limited');
+
+    // Valid credentials from the same address are served as usual, without delay.
+    await t.http().get('/v1/account').set('X-Api-Key', merchant.testKey).expect(200);
+    await admin().set('Authorization', `Bearer ${ADMIN_TOKEN}`).expect(201);
+
+    // A keyed write refused this way stores nothing: a retry with a good key executes.
+    const key = randomUUID();
+    const body = orderBody();
+    const create = (apiKey: string) =>
+      t.http().post('/v1/orders').set('X-Api-Key', apiKey).set('Idempotency-Key', key).send(body);
+    expectError(await create(wrongKey), 429, 'rate_limited');
+    const created = await create(merchant.testKey).expect(201);
+    expect(created.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('is per instance: another instance on the same database still answers 401', async () => {
+    const other = await startTestApp({}, t.db);
+    try {
+      const response = await other.http().get('/v1/account').set('X-Api-Key', wrongKey);
+      expectError(response, 401, 'api_key_invalid', 'X-Api-Key');
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -1,0 +1,104 @@
+import request from 'supertest';
+import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { injectFault } from './support/faults';
+import { startServerProcess } from './support/server-process';
+import { startTestApp, TestApp } from './support/test-app';
+import { SECRET, WEBHOOK_ENV, paymentSucceeded } from './support/webhooks';
+import { Webhook } from 'standardwebhooks';
+
+const ADMIN = 'logs-admin-token-0123456789';
+
+describe('logs an operator can read (docs/operations.md)', () => {
+  let t: TestApp;
+  let merchant: TestMerchant;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    merchant = await createMerchant(t);
+  });
+  afterAll(() => t.close());
+
+  const signedPayment = (orderId: string) => {
+    const event = paymentSucceeded(orderId);
+    const raw = JSON.stringify(event);
+    const now = new Date();
+    return {
+      raw,
+      headers: {
+        'Content-Type': 'application/json',
+        'webhook-id': event.id,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': new Webhook(SECRET).sign(event.id, now, raw),
+      },
+    };
+  };
+
+  it('JSON: one start-up summary, Nest chatter at debug, the error code on every 4xx, stacks for faults', async () => {
+    // A password in the URL (ignored by a trust server, real for the embedded one) must never be printed.
+    const url = new URL(t.db.url);
+    if (!url.password) url.password = 'not-a-real-password-42';
+    const env = { ...WEBHOOK_ENV, DATABASE_URL: url.toString(), ADMIN_TOKEN: ADMIN, HOST: '127.0.0.1' };
+    const server = await startServerProcess(env);
+    let restore: (() => Promise<void>) | null = null;
+    try {
+      await request(server.url).get('/v1/orders/ord_missing').set('X-Api-Key', merchant.testKey).expect(404);
+      const delivery = signedPayment('ord_not_there_yet');
+      await request(server.url).post('/v1/webhooks/kukopay').set(delivery.headers).send(delivery.raw).expect(503);
+      restore = await injectFault(t.db.pool, 'orders', `RAISE EXCEPTION 'injected fault';`);
+      await request(server.url).post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody()).expect(500);
+      await server.kill('SIGTERM');
+
+      const lines = server.stdout
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      const info = lines.filter((line) => line.level === 'info');
+      // Nest's start-up messages (modules, routes) are below info.
+      const framework = ['InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestFactory', 'NestApplication'];
+      expect(info.filter((line) => framework.includes(line.context as string))).toEqual([]);
+      const summaries = info.filter((line) => String(line.msg).startsWith('Listening on'));
+      expect(summaries).toHaveLength(1);
+      expect(summaries[0]).toMatchObject({
+        host: '127.0.0.1',
+        database: `${url.username}@${url.hostname}:${url.port}${url.pathname}`,
+        webhook_providers: ['kukopay'],
+        notifications_delivering: false,
+      });
+      expect(summaries[0].msg).toContain(`bound to 127.0.0.1:${new URL(server.url).port}`);
+      expect(summaries[0].msg).toContain('webhooks: kukopay (test+live)');
+      expect(summaries[0].msg).toContain('notifications: not delivering');
+      expect(server.stdout.join('\n')).not.toContain(url.password);
+
+      const completed = (status: number) =>
+        lines.filter((line) => line.msg === 'request completed' && line.status === status);
+      expect(completed(404)).toEqual([expect.objectContaining({ level: 'info', error: 'resource_missing' })]);
+      expect(completed(503)).toEqual([expect.objectContaining({ level: 'warn', error: 'resource_not_ready' })]);
+      expect(completed(500)).toEqual([expect.objectContaining({ level: 'error', error: 'internal_error' })]);
+      // Only the fault has a stack, on the line the filter writes for it.
+      const withStack = lines.filter((line) => JSON.stringify(line).includes('"stack"'));
+      expect(withStack).toHaveLength(1);
+      expect(withStack[0]).toMatchObject({ level: 'error', request_id: completed(500)[0].request_id });
+      expect(JSON.stringify(withStack[0])).toContain('injected fault');
+    } finally {
+      await restore?.();
+      await server.kill();
+    }
+  });
+
+  it('LOG_FORMAT=pretty writes one readable line per event', async () => {
+    const server = await startServerProcess({ DATABASE_URL: t.db.url, LOG_FORMAT: 'pretty' });
+    try {
+      await request(server.url).get('/v1/orders/ord_missing').set('X-Api-Key', merchant.testKey).expect(404);
+      await request(server.url).get('/v1/account').set('X-Api-Key', merchant.testKey).expect(200);
+      await server.kill('SIGTERM');
+      const text = server.stdout.join('\n');
+      expect(server.stdout.filter((line) => line.startsWith('{'))).toEqual([]);
+      expect(text).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[Main\] Listening on http:\/\/localhost:\d+ /m);
+      const time = String.raw`^\[\d\d:\d\d:\d\d\.\d{3}\]`;
+      const missing = String.raw` INFO: request completed GET /v1/orders/ord_missing 404 resource_missing \{"request_id"`;
+      expect(text).toMatch(new RegExp(time + missing, 'm'));
+      expect(text).toMatch(/INFO: request completed GET \/v1\/account 200 \{.*"merchant_id":"mch_/);
+    } finally {
+      await server.kill();
+    }
+  });
+});
