@@ -24,6 +24,7 @@ const { SCENARIOS } = require('./lib/scenarios');
 const { evaluate, renderText, writeResults } = require('./lib/report');
 
 const ROOT = join(__dirname, '..');
+const PEER_PACKAGE = '@node-idempotency/nestjs 1.0.4';
 const RESULTS = join(__dirname, 'results');
 const log = (line) => process.stdout.write(`${line}\n`);
 
@@ -78,7 +79,8 @@ async function run(cleanup, settings) {
   if (!postmasterPid) log('PostgreSQL runs on another machine: its CPU per request is not measured');
   const server = await startServer({ databaseUrl: database.url, logFile: join(RESULTS, 'server.log'), cleanup });
   log(`server: node dist/main.js, pid ${server.pid}, ${server.url}, log in bench/results/server.log`);
-  const peer = settings.scenarios.some((s) => s.peer) ? await openPeer(settings, database, cleanup) : null;
+  const opened = settings.scenarios.some((s) => s.peer) ? await openPeer(settings, database, cleanup) : null;
+  const peer = opened?.skipped ? null : opened;
 
   const ctx = { server, peer, database, settings, cleanup, log, tag: randomBytes(3).toString('hex') };
   const rows = [];
@@ -117,7 +119,7 @@ async function run(cleanup, settings) {
     date: new Date().toISOString(),
     commit: gitDescribe(),
     settings: { seconds: settings.seconds, warmup: settings.warmup, connections: settings.connections },
-    peer: peer && { storage: peer.storage, package: '@node-idempotency/nestjs 1.0.4' },
+    peer: opened && (opened.skipped ? { skipped: opened.skipped } : { storage: peer.storage, package: PEER_PACKAGE }),
     machine: { ...machine(), loadAverageAtStart },
     postgres: pg,
     rows,
@@ -144,17 +146,25 @@ async function run(cleanup, settings) {
  */
 async function openPeer(settings, database, cleanup) {
   if (settings.peerStorage === 'redis' && !(await redisAnswers(settings.redisUrl))) {
-    log(`peer: SKIPPED, no Redis answers at ${settings.redisUrl} (BENCH_REDIS_URL; or BENCH_PEER_STORAGE=memory)`);
-    return null;
+    const reason = `no Redis answers at ${settings.redisUrl} (BENCH_REDIS_URL; or BENCH_PEER_STORAGE=memory)`;
+    log(`peer: SKIPPED, ${reason}`);
+    return { skipped: reason };
   }
-  ensurePeerInstalled(log);
-  const peer = await startPeer({
-    databaseUrl: database.url,
-    storage: settings.peerStorage,
-    redisUrl: settings.redisUrl,
-    logFile: join(RESULTS, 'peer.log'),
-    cleanup,
-  });
+  let peer;
+  try {
+    ensurePeerInstalled(log);
+    peer = await startPeer({
+      databaseUrl: database.url,
+      storage: settings.peerStorage,
+      redisUrl: settings.redisUrl,
+      logFile: join(RESULTS, 'peer.log'),
+      cleanup,
+    });
+  } catch (error) {
+    const reason = `the peer could not be installed or started (${error.message.split('\n')[0]}; bench/results/peer.log)`;
+    log(`peer: SKIPPED, ${reason}`);
+    return { skipped: reason };
+  }
   log(`peer: bench/peer/main.js (@node-idempotency/nestjs, ${peer.storage} storage), pid ${peer.pid}, ${peer.url}`);
   return peer;
 }

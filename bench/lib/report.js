@@ -105,8 +105,13 @@ function describeRun(report) {
     `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.os}; Node ${machine.node} (server, PostgreSQL and load generator share it; load average before the run ${machine.loadAverageAtStart[0]})`,
     `PostgreSQL ${postgres.version} (${postgres.kind}, ${postgres.address}): ${pgSettings}` +
       durability(postgres.settings),
-    ...(report.peer ? [`peer: bench/peer/ (NestJS, Fastify, pg, ${report.peer.package}, ${report.peer.storage})`] : []),
+    ...(report.peer ? [peerLine(report.peer)] : []),
   ];
+}
+
+function peerLine(peer) {
+  if (peer.skipped) return `peer: SKIPPED, ${peer.skipped}: no this ÷ peer figures in this run`;
+  return `peer: bench/peer/ (NestJS, Fastify, pg, ${peer.package}, ${peer.storage} storage)`;
 }
 
 function durability(settings) {
