@@ -151,12 +151,14 @@ const peerReplay = replayOf('peer', {
   short: 'peer replay',
 });
 
+// Each peer scenario runs right after its counterpart, so that a ratio compares two runs
+// seconds apart on this shared machine, and each app meets its first load equally cold.
 const SCENARIOS = [
   createWithKey,
-  createWithoutKey,
-  replay,
   peerCreateWithKey,
+  createWithoutKey,
   peerCreateWithoutKey,
+  replay,
   peerReplay,
   ...webhookDeliveries,
   sqlCeiling,
