@@ -70,7 +70,8 @@ async function run(cleanup, settings) {
   const failures = [];
 
   const runs = settings.connections.reduce((n, c) => n + settings.scenarios.filter((s) => !s.connections || s.connections.includes(c)).length, 0);
-  const estimate = Math.round(runs * (settings.seconds + settings.warmup + 1.5) + 15);
+  const primers = settings.warmup > 0 ? settings.scenarios.filter((s) => s.primes).length : 0;
+  const estimate = Math.round(runs * (settings.seconds + settings.warmup + 1.5) + primers * settings.warmup + 15);
   log(`npm run bench: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up each), about ${Math.floor(estimate / 60)} min ${estimate % 60} s`);
   const database = await openDatabase(cleanup, { durable: settings.durable });
   const pg = database.server;
@@ -85,6 +86,12 @@ async function run(cleanup, settings) {
   const ctx = { server, peer, database, settings, cleanup, log, tag: randomBytes(3).toString('hex') };
   const rows = [];
   const prepared = new Set();
+  // The processes' first load (JIT compilation, pools filling up) must not land on the
+  // first measured scenario only: each app gets one warm-up of its creates first.
+  for (const scenario of settings.warmup > 0 ? settings.scenarios.filter((s) => s.primes && (!s.peer || peer)) : []) {
+    const warm = await scenario.run(ctx, Math.min(...settings.connections), settings.warmup);
+    for (const problem of problemsOf(warm)) failures.push(`${scenario.title} (first warm-up): ${problem}`);
+  }
   for (const connections of settings.connections) {
     for (const scenario of settings.scenarios) {
       if (scenario.connections && !scenario.connections.includes(connections)) continue;

@@ -6,6 +6,7 @@
 // skips it) and once for real. A scenario may list `connections` to run only at some
 // counts, and run() may return an array of { id, title, ...figures } to report several
 // rows (e.g. before / during). ctx: { server, peer, database, settings, cleanup, log, tag }.
+// `primes: true`: also run once, before any measured run, to warm its process up.
 // `target`: the process whose CPU the harness measures ('server', the default, or 'peer';
 // null for none); `peer: true`: the scenario drives the peer app (bench/peer/) and is
 // skipped when the peer cannot run.
@@ -64,6 +65,7 @@ const createWithKey = {
   title: 'create order, new Idempotency-Key',
   short: 'create + new key',
   expect: '201',
+  primes: true,
   run: createOrders({ keyed: true }),
 };
 
@@ -72,6 +74,7 @@ const createWithoutKey = {
   title: 'create order, no Idempotency-Key',
   short: 'create, no key',
   expect: '201',
+  primes: true,
   run: createOrders({ keyed: false }),
 };
 
@@ -130,6 +133,7 @@ const peerCreateWithKey = {
   title: 'peer: create order, new Idempotency-Key',
   short: 'peer create + new key',
   expect: '201',
+  primes: true,
   target: 'peer',
   peer: true,
   run: createOrders({ keyed: true, target: 'peer' }),
@@ -140,6 +144,7 @@ const peerCreateWithoutKey = {
   title: 'peer: create order, no Idempotency-Key',
   short: 'peer create, no key',
   expect: '201',
+  primes: true,
   target: 'peer',
   peer: true,
   run: createOrders({ keyed: false, target: 'peer' }),
