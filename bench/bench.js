@@ -109,9 +109,9 @@ async function run(cleanup, settings) {
       const cpu = startCpuMeasure({ serverPid: target && ctx[target].pid, postmasterPid });
       const result = await scenario.run(ctx, connections, settings.seconds);
       // CPU per request only where one row is one measured window.
-      const perRequest = Array.isArray(result) ? {} : cpu.end(result.completed);
-      const single = { id: scenario.id, title: scenario.title, ...result, ...perRequest };
-      const measured = Array.isArray(result) ? result : [single];
+      const measured = Array.isArray(result)
+        ? result
+        : [{ id: scenario.id, title: scenario.title, ...result, ...cpu.end(result.completed) }];
       for (const figures of measured) {
         // A scenario that reports several rows may name each (figures.short wins).
         const row = { short: scenario.short, connections, ...figures };
@@ -149,7 +149,8 @@ async function run(cleanup, settings) {
 
 /**
  * The peer app (bench/peer/), installed on first use, on the same database as the server;
- * null, with a line saying why, when its storage (Redis) is not reachable.
+ * or { skipped: reason }, said in a line, when Redis does not answer or the peer fails to
+ * install or start.
  */
 async function openPeer(settings, database, cleanup) {
   if (settings.peerStorage === 'redis' && !(await redisAnswers(settings.redisUrl))) {
