@@ -11,7 +11,7 @@ const RATIOS = [
   { figure: 'replay ÷ idempotent create', of: 'replay', over: 'create-key', metric: 'rps', min: 2 },
   { figure: 'idempotent create ÷ same SQL via pg', of: 'create-key', over: 'sql-ceiling', metric: 'rps', min: 0.6 },
   { figure: 'create p99 during purge ÷ before', of: 'purge-during', over: 'purge-before', metric: 'p99', max: 1.5 },
-  // The peer (bench/peer/, @node-idempotency/nestjs); targets of issue 14, docs/benchmarks.md.
+  // The peer (bench/peer/, @node-idempotency/nestjs), docs/benchmarks.md.
   { figure: 'create without key ÷ peer', of: 'create-nokey', over: 'peer-create-nokey', metric: 'rps', min: 0.9 },
   { figure: 'idempotent create ÷ peer', of: 'create-key', over: 'peer-create-key', metric: 'rps', min: 0.8 },
   { figure: 'replay ÷ peer replay', of: 'replay', over: 'peer-replay', metric: 'rps' },
