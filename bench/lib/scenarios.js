@@ -131,7 +131,7 @@ function replayOf(target, names) {
 const peerCreateWithKey = {
   id: 'peer-create-key',
   title: 'peer: create order, new Idempotency-Key',
-  short: 'peer create + new key',
+  short: 'peer, create + new key',
   expect: '201',
   primes: true,
   target: 'peer',
@@ -142,7 +142,7 @@ const peerCreateWithKey = {
 const peerCreateWithoutKey = {
   id: 'peer-create-nokey',
   title: 'peer: create order, no Idempotency-Key',
-  short: 'peer create, no key',
+  short: 'peer, create + no key',
   expect: '201',
   primes: true,
   target: 'peer',
@@ -153,7 +153,7 @@ const peerCreateWithoutKey = {
 const peerReplay = replayOf('peer', {
   id: 'peer-replay',
   title: 'peer: replay (same key, same body)',
-  short: 'peer replay',
+  short: 'peer, replay',
 });
 
 // Each peer scenario runs right after its counterpart, so that a ratio compares two runs
