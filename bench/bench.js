@@ -169,7 +169,8 @@ async function openPeer(settings, database, cleanup) {
       cleanup,
     });
   } catch (error) {
-    const reason = `the peer could not be installed or started (${error.message.split('\n')[0]}; bench/results/peer.log)`;
+    const why = error.message.split('\n')[0];
+    const reason = `the peer could not be installed or started (${why}; bench/results/peer.log)`;
     log(`peer: SKIPPED, ${reason}`);
     return { skipped: reason };
   }
