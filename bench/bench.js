@@ -8,7 +8,8 @@
 //
 // Environment: BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS ("10,50"),
 // BENCH_SCENARIOS (ids, comma-separated; default all), BENCH_STRICT=1 (a missed target
-// also fails the run), DATABASE_URL.
+// also fails the run), BENCH_DURABLE=0 (the embedded cluster with the test settings),
+// BENCH_PEER_STORAGE (redis | memory), BENCH_REDIS_URL, DATABASE_URL.
 const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { mkdirSync } = require('node:fs');
@@ -16,11 +17,14 @@ const os = require('node:os');
 const { join } = require('node:path');
 const { Cleanup } = require('./lib/cleanup');
 const { openDatabase } = require('./lib/database');
+const { findPostmaster, startCpuMeasure } = require('./lib/cpu');
+const { ensurePeerInstalled, redisAnswers, startPeer } = require('./lib/peer');
 const { startServer } = require('./lib/server');
 const { SCENARIOS } = require('./lib/scenarios');
 const { evaluate, renderText, writeResults } = require('./lib/report');
 
 const ROOT = join(__dirname, '..');
+const PEER_PACKAGE = '@node-idempotency/nestjs 1.0.4';
 const RESULTS = join(__dirname, 'results');
 const log = (line) => process.stdout.write(`${line}\n`);
 
@@ -34,6 +38,9 @@ function settingsFromEnv(env = process.env) {
   if (connections.some((c) => !Number.isInteger(c) || c < 1 || c > 150)) throw new Error('BENCH_CONNECTIONS: 1 to 150, comma-separated');
   const only = env.BENCH_SCENARIOS ? env.BENCH_SCENARIOS.split(',') : null;
   const unknown = (only ?? []).filter((id) => !SCENARIOS.some((s) => s.id === id));
+  const peerStorage = env.BENCH_PEER_STORAGE || 'redis';
+  if (!['redis', 'memory'].includes(peerStorage)) throw new Error('BENCH_PEER_STORAGE: redis or memory');
+  if (!['', '0', '1', undefined].includes(env.BENCH_DURABLE)) throw new Error('BENCH_DURABLE: 0 or 1');
   if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown ${unknown} (known: ${SCENARIOS.map((s) => s.id)})`);
   return {
     seconds: number('BENCH_SECONDS', 10, 1),
@@ -41,6 +48,9 @@ function settingsFromEnv(env = process.env) {
     connections,
     scenarios: SCENARIOS.filter((s) => !only || only.includes(s.id)),
     strict: env.BENCH_STRICT === '1',
+    durable: env.BENCH_DURABLE !== '0',
+    peerStorage,
+    redisUrl: env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
   };
 }
 
@@ -60,20 +70,32 @@ async function run(cleanup, settings) {
   const failures = [];
 
   const runs = settings.connections.reduce((n, c) => n + settings.scenarios.filter((s) => !s.connections || s.connections.includes(c)).length, 0);
-  const estimate = Math.round(runs * (settings.seconds + settings.warmup + 1.5) + 15);
+  const primers = settings.warmup > 0 ? settings.scenarios.filter((s) => s.primes).length : 0;
+  const estimate = Math.round(runs * (settings.seconds + settings.warmup + 1.5) + primers * settings.warmup + 15);
   log(`npm run bench: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up each), about ${Math.floor(estimate / 60)} min ${estimate % 60} s`);
-  const database = await openDatabase(cleanup);
+  const database = await openDatabase(cleanup, { durable: settings.durable });
   const pg = database.server;
   log(`PostgreSQL ${pg.version}, ${pg.kind} at ${pg.address}, database ${database.name}: ${Object.entries(pg.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  const postmasterPid = await findPostmaster(database.url);
+  if (!postmasterPid) log('PostgreSQL runs on another machine: its CPU per request is not measured');
   const server = await startServer({ databaseUrl: database.url, logFile: join(RESULTS, 'server.log'), cleanup });
   log(`server: node dist/main.js, pid ${server.pid}, ${server.url}, log in bench/results/server.log`);
+  const opened = settings.scenarios.some((s) => s.peer) ? await openPeer(settings, database, cleanup) : null;
+  const peer = opened?.skipped ? null : opened;
 
-  const ctx = { server, database, settings, cleanup, log, tag: randomBytes(3).toString('hex') };
+  const ctx = { server, peer, database, settings, cleanup, log, tag: randomBytes(3).toString('hex') };
   const rows = [];
   const prepared = new Set();
+  // The processes' first load (JIT compilation, pools filling up) must not land on the
+  // first measured scenario only: each app gets one warm-up of its creates first.
+  for (const scenario of settings.warmup > 0 ? settings.scenarios.filter((s) => s.primes && (!s.peer || peer)) : []) {
+    const warm = await scenario.run(ctx, Math.min(...settings.connections), settings.warmup);
+    for (const problem of problemsOf(warm)) failures.push(`${scenario.title} (first warm-up): ${problem}`);
+  }
   for (const connections of settings.connections) {
     for (const scenario of settings.scenarios) {
       if (scenario.connections && !scenario.connections.includes(connections)) continue;
+      if (scenario.peer && !peer) continue;
       if (!prepared.has(scenario)) {
         await scenario.prepare?.(ctx);
         prepared.add(scenario);
@@ -83,8 +105,14 @@ async function run(cleanup, settings) {
         const warm = await scenario.run(ctx, connections, settings.warmup);
         for (const problem of problemsOf(warm)) failures.push(`${label} (warm-up): ${problem}`);
       }
+      const target = scenario.target === undefined ? 'server' : scenario.target;
+      const cpu = startCpuMeasure({ serverPid: target && ctx[target].pid, postmasterPid });
       const result = await scenario.run(ctx, connections, settings.seconds);
-      for (const figures of Array.isArray(result) ? result : [{ id: scenario.id, title: scenario.title, ...result }]) {
+      // CPU per request only where one row is one measured window.
+      const measured = Array.isArray(result)
+        ? result
+        : [{ id: scenario.id, title: scenario.title, ...result, ...cpu.end(result.completed) }];
+      for (const figures of measured) {
         // A scenario that reports several rows may name each (figures.short wins).
         const row = { short: scenario.short, connections, ...figures };
         rows.push(row);
@@ -98,6 +126,7 @@ async function run(cleanup, settings) {
     date: new Date().toISOString(),
     commit: gitDescribe(),
     settings: { seconds: settings.seconds, warmup: settings.warmup, connections: settings.connections },
+    peer: opened && (opened.skipped ? { skipped: opened.skipped } : { storage: peer.storage, package: PEER_PACKAGE }),
     machine: { ...machine(), loadAverageAtStart },
     postgres: pg,
     rows,
@@ -116,6 +145,37 @@ async function run(cleanup, settings) {
   }
   log('\nEvery run: zero non-2xx answers, zero errors and timeouts, every answer as expected.');
   return settings.strict && missed.length ? 1 : 0;
+}
+
+/**
+ * The peer app (bench/peer/), installed on first use, on the same database as the server;
+ * or { skipped: reason }, said in a line, when Redis does not answer or the peer fails to
+ * install or start.
+ */
+async function openPeer(settings, database, cleanup) {
+  if (settings.peerStorage === 'redis' && !(await redisAnswers(settings.redisUrl))) {
+    const reason = `no Redis answers at ${settings.redisUrl} (BENCH_REDIS_URL; or BENCH_PEER_STORAGE=memory)`;
+    log(`peer: SKIPPED, ${reason}`);
+    return { skipped: reason };
+  }
+  let peer;
+  try {
+    ensurePeerInstalled(log);
+    peer = await startPeer({
+      databaseUrl: database.url,
+      storage: settings.peerStorage,
+      redisUrl: settings.redisUrl,
+      logFile: join(RESULTS, 'peer.log'),
+      cleanup,
+    });
+  } catch (error) {
+    const why = error.message.split('\n')[0];
+    const reason = `the peer could not be installed or started (${why}; bench/results/peer.log)`;
+    log(`peer: SKIPPED, ${reason}`);
+    return { skipped: reason };
+  }
+  log(`peer: bench/peer/main.js (@node-idempotency/nestjs, ${peer.storage} storage), pid ${peer.pid}, ${peer.url}`);
+  return peer;
 }
 
 function machine() {

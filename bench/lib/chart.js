@@ -3,8 +3,9 @@
 // connection count: throughput on top, p99 latency below. Plain SVG text, no library.
 
 const COLORS = ['#4c78a8', '#f58518', '#54a24b', '#b279a2'];
-const WIDTH = 1040;
 const PANEL = { top: 90, height: 190, gap: 80, left: 70, right: 20 };
+// At least 95 px per scenario group, so that neighbouring labels never overlap.
+const widthOf = (report) => Math.max(1040, PANEL.left + PANEL.right + 95 * new Set(report.rows.map((r) => r.id)).size);
 
 const escape = (text) => String(text).replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]);
 
@@ -25,6 +26,7 @@ function panel(report, { metric, title, unit, top }) {
   const scenarios = [...new Map(report.rows.map((r) => [r.id, r.short ?? r.title])).entries()];
   const counts = [...new Set(report.rows.map((r) => r.connections))];
   const { top: max, step } = axis(Math.max(...report.rows.map((r) => r[metric] ?? 0)));
+  const WIDTH = widthOf(report);
   const plotWidth = WIDTH - PANEL.left - PANEL.right;
   const groupWidth = plotWidth / scenarios.length;
   const barWidth = Math.min(44, (groupWidth * 0.7) / counts.length);
@@ -58,6 +60,7 @@ function panel(report, { metric, title, unit, top }) {
 }
 
 function chart(report) {
+  const WIDTH = widthOf(report);
   const counts = [...new Set(report.rows.map((r) => r.connections))];
   const height = PANEL.top + 2 * PANEL.height + PANEL.gap + 58;
   const legend = counts

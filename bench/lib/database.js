@@ -1,7 +1,9 @@
 'use strict';
 // The bench's PostgreSQL: the server named by DATABASE_URL, or else a throw-away embedded
-// cluster (dist/database/test-clusters.js: PostgreSQL 18 with fsync=off). Either way the
-// bench works in a fresh database kuko_bench_<random> that it drops at the end.
+// cluster (dist/database/test-clusters.js: PostgreSQL 18), durable by default as production
+// runs (fsync, synchronous_commit and full_page_writes on); BENCH_DURABLE=0 for the test
+// settings (all three off). Either way the bench works in a fresh database
+// kuko_bench_<random> that it drops at the end.
 const { randomBytes } = require('node:crypto');
 const { join } = require('node:path');
 const { Client } = require('pg');
@@ -10,15 +12,16 @@ const { withTimeout } = require('./cleanup');
 const ROOT = join(__dirname, '..', '..');
 const SETTINGS = ['fsync', 'synchronous_commit', 'full_page_writes', 'shared_buffers', 'max_connections'];
 
-async function openDatabase(cleanup) {
+async function openDatabase(cleanup, { durable = true } = {}) {
   let serverUrl = process.env.DATABASE_URL;
   let kind = 'external (DATABASE_URL)';
   if (!serverUrl) {
     const { startTestCluster } = require(join(ROOT, 'dist', 'database', 'test-clusters.js'));
-    const cluster = await withTimeout(startTestCluster('bench'), 120_000, 'starting the embedded PostgreSQL');
+    const starting = startTestCluster('bench', { durable });
+    const cluster = await withTimeout(starting, 120_000, 'starting the embedded PostgreSQL');
     cleanup.push('the embedded PostgreSQL', () => cluster.stop());
     serverUrl = cluster.url;
-    kind = 'embedded throw-away cluster';
+    kind = `embedded throw-away cluster, ${durable ? 'durable' : 'test settings (BENCH_DURABLE=0)'}`;
   }
   const name = `kuko_bench_${randomBytes(4).toString('hex')}`;
   await query(serverUrl, `CREATE DATABASE ${name}`);

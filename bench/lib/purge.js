@@ -2,7 +2,7 @@
 // DESIGN.md §5: create-with-key p99 at 10 connections before and during a purge of
 // 1,000,000 expired keys (target: during ÷ before ≤ 1.5), and how fast that purge goes.
 // The purge is IdempotencyPurgeService from dist/, the code the cron job and
-// `npm run purge` run, on a DataSource of its own as the CLI has.
+// `npm run purge` run, on a DataSource of its own as the CLI has (IdempotencyPurgeService.on).
 const { Client } = require('pg');
 const { DataSource } = require('typeorm');
 const { dataSourceOptions } = require('../../dist/database/data-source-options.js');
@@ -46,7 +46,7 @@ function purgeImpact(createWithKey) {
       const dataSource = new DataSource({ ...dataSourceOptions(ctx.database.url, { max: 1 }), migrationsRun: false });
       await dataSource.initialize();
       try {
-        const purging = new IdempotencyPurgeService(dataSource).purge();
+        const purging = IdempotencyPurgeService.on(dataSource, { mode: 'session', poolSize: 2 }).purge();
         // Measured exactly while the purge runs (bounded by `seconds` × 6).
         const during = await createWithKey.run(ctx, connections, seconds * 6, purging);
         const result = await purging;

@@ -11,6 +11,10 @@ const RATIOS = [
   { figure: 'replay ÷ idempotent create', of: 'replay', over: 'create-key', metric: 'rps', min: 2 },
   { figure: 'idempotent create ÷ same SQL via pg', of: 'create-key', over: 'sql-ceiling', metric: 'rps', min: 0.6 },
   { figure: 'create p99 during purge ÷ before', of: 'purge-during', over: 'purge-before', metric: 'p99', max: 1.5 },
+  // The peer (bench/peer/, @node-idempotency/nestjs), docs/benchmarks.md.
+  { figure: 'create without key ÷ peer', of: 'create-nokey', over: 'peer-create-nokey', metric: 'rps', min: 0.9 },
+  { figure: 'idempotent create ÷ peer', of: 'create-key', over: 'peer-create-key', metric: 'rps', min: 0.8 },
+  { figure: 'replay ÷ peer replay', of: 'replay', over: 'peer-replay', metric: 'rps' },
 ];
 const REPORTED = [
   { figure: 'idempotent create p99 (ms)', row: 'create-key', metric: 'p99', connections: [50] },
@@ -27,10 +31,14 @@ function evaluate(rows) {
     for (const connections of counts) {
       const [of, over] = [find(ratio.of, connections), find(ratio.over, connections)];
       if (!of || !over || !over[ratio.metric]) continue;
-      const value = of[ratio.metric] / over[ratio.metric];
+      const value = Number((of[ratio.metric] / over[ratio.metric]).toFixed(2));
+      if (ratio.min === undefined && ratio.max === undefined) {
+        out.push({ figure: ratio.figure, connections, value, target: 'reported ratio', verdict: '' });
+        continue;
+      }
       const pass = ratio.min !== undefined ? value >= ratio.min : value <= ratio.max;
       const target = ratio.min !== undefined ? `≥ ${ratio.min}` : `≤ ${ratio.max}`;
-      out.push({ figure: ratio.figure, connections, value: Number(value.toFixed(2)), target, verdict: pass ? 'PASS' : 'FAIL' });
+      out.push({ figure: ratio.figure, connections, value, target, verdict: pass ? 'PASS' : 'FAIL' });
     }
   }
   for (const item of REPORTED) {
@@ -51,11 +59,23 @@ function tableRows(rows) {
     number(r.rps),
     number(r.p50, 1),
     number(r.p99, 1),
+    number(r.serverCpuUs),
+    number(r.pgCpuUs),
     String(r.non2xx),
     String(r.errors),
   ]);
 }
-const TABLE_HEAD = ['scenario', 'connections', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors'];
+const TABLE_HEAD = [
+  'scenario',
+  'connections',
+  'req/s',
+  'p50 ms',
+  'p99 ms',
+  'server CPU µs/req',
+  'PostgreSQL CPU µs/req',
+  'non-2xx',
+  'errors',
+];
 const RATIO_HEAD = ['figure (DESIGN.md §5)', 'connections', 'value', 'target', 'result'];
 const ratioRows = (ratios) =>
   ratios.map((r) => [r.figure, String(r.connections), number(r.value, r.target === 'reported' ? (r.value < 100 ? 1 : 0) : 2), r.target, r.verdict]);
@@ -84,8 +104,21 @@ function describeRun(report) {
     `${report.date} · ${settings.seconds} s per run after a ${settings.warmup} s warm-up · autocannon, HTTP/1.1 keep-alive, 127.0.0.1`,
     `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.os}; Node ${machine.node} (server, PostgreSQL and load generator share it; load average before the run ${machine.loadAverageAtStart[0]})`,
     `PostgreSQL ${postgres.version} (${postgres.kind}, ${postgres.address}): ${pgSettings}` +
-      (postgres.settings.fsync === 'off' ? ' (test settings, not durable: commits cost less than on a production server)' : ''),
+      durability(postgres.settings),
+    ...(report.peer ? [peerLine(report.peer)] : []),
   ];
+}
+
+function peerLine(peer) {
+  if (peer.skipped) return `peer: SKIPPED, ${peer.skipped}: no this ÷ peer figures in this run`;
+  return `peer: bench/peer/ (NestJS, Fastify, pg, ${peer.package}, ${peer.storage} storage)`;
+}
+
+function durability(settings) {
+  if (settings.fsync === 'off' || settings.synchronous_commit === 'off') {
+    return ' (NOT DURABLE: test settings, commits cost less than on a production server)';
+  }
+  return ' (durable: every commit waits for its WAL to reach the disk)';
 }
 
 function renderText(report) {

@@ -5,7 +5,11 @@
 // harness calls it once for the warm-up (figures checked, then discarded; `warmup: false`
 // skips it) and once for real. A scenario may list `connections` to run only at some
 // counts, and run() may return an array of { id, title, ...figures } to report several
-// rows (e.g. before / during). ctx: { server, database, settings, cleanup, log, tag }.
+// rows (e.g. before / during). ctx: { server, peer, database, settings, cleanup, log, tag }.
+// `primes: true`: also run once, before any measured run, to warm its process up.
+// `target`: the process whose CPU the harness measures ('server', the default, or 'peer';
+// null for none); `peer: true`: the scenario drives the peer app (bench/peer/) and is
+// skipped when the peer cannot run.
 const { randomUUID } = require('node:crypto');
 const { runHttp, header } = require('./load');
 const { Tally } = require('./stats');
@@ -29,11 +33,11 @@ function apiHeaders(ctx, extra = {}) {
 }
 
 /** POST /v1/orders with a unique out_trade_no per request, and a new key per request if keyed. */
-function createOrders({ keyed }) {
+function createOrders({ keyed, target = 'server' }) {
   return (ctx, connections, seconds, until) => {
     const tally = new Tally();
     return runHttp({
-      url: ctx.server.url,
+      url: ctx[target].url,
       connections,
       seconds,
       expectStatus: 201,
@@ -61,6 +65,7 @@ const createWithKey = {
   title: 'create order, new Idempotency-Key',
   short: 'create + new key',
   expect: '201',
+  primes: true,
   run: createOrders({ keyed: true }),
 };
 
@@ -69,50 +74,100 @@ const createWithoutKey = {
   title: 'create order, no Idempotency-Key',
   short: 'create, no key',
   expect: '201',
+  primes: true,
   run: createOrders({ keyed: false }),
 };
 
 /** One key and one body, created once; every request after that is a replay. */
-const replay = {
+const replay = replayOf('server', {
   id: 'replay',
   title: 'replay (same key, same body)',
   short: 'replay',
-  expect: '201 + Idempotent-Replayed',
-  async prepare(ctx) {
-    const key = randomUUID();
-    const body = orderBody(nextTradeNo(ctx));
-    const response = await fetch(`${ctx.server.url}/v1/orders`, {
-      method: 'POST',
-      headers: apiHeaders(ctx, { 'idempotency-key': key }),
-      body,
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (response.status !== 201) throw new Error(`the first create of the replay key answered ${response.status}`);
-    ctx.replay = { key, body };
-  },
-  run(ctx, connections, seconds) {
-    const tally = new Tally();
-    return runHttp({
-      url: ctx.server.url,
-      connections,
-      seconds,
-      expectStatus: 201,
-      tally,
-      request: {
+});
+
+function replayOf(target, names) {
+  return {
+    ...names,
+    expect: '201 + Idempotent-Replayed',
+    target,
+    peer: target === 'peer',
+    async prepare(ctx) {
+      const key = randomUUID();
+      const body = orderBody(nextTradeNo(ctx));
+      const response = await fetch(`${ctx[target].url}/v1/orders`, {
         method: 'POST',
-        path: '/v1/orders',
-        headers: apiHeaders(ctx, { 'idempotency-key': ctx.replay.key }),
-        body: ctx.replay.body,
-        onResponse(status, body, context, headers) {
-          if (status === 201 && header(headers, 'idempotent-replayed') !== 'true') {
-            tally.bad('a 201 without Idempotent-Replayed: true (executed again?)');
-          }
+        headers: apiHeaders(ctx, { 'idempotency-key': key }),
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (response.status !== 201) throw new Error(`the first create of the replay key answered ${response.status}`);
+      ctx.replays = { ...ctx.replays, [target]: { key, body } };
+    },
+    run(ctx, connections, seconds) {
+      const tally = new Tally();
+      return runHttp({
+        url: ctx[target].url,
+        connections,
+        seconds,
+        expectStatus: 201,
+        tally,
+        request: {
+          method: 'POST',
+          path: '/v1/orders',
+          headers: apiHeaders(ctx, { 'idempotency-key': ctx.replays[target].key }),
+          body: ctx.replays[target].body,
+          onResponse(status, body, context, headers) {
+            if (status === 201 && header(headers, 'idempotent-replayed') !== 'true') {
+              tally.bad('a 201 without Idempotent-Replayed: true (executed again?)');
+            }
+          },
         },
-      },
-    });
-  },
+      });
+    },
+  };
+}
+
+// The peer (bench/peer/): the same requests to a NestJS app using @node-idempotency/nestjs.
+const peerCreateWithKey = {
+  id: 'peer-create-key',
+  title: 'peer: create order, new Idempotency-Key',
+  short: 'peer, create + new key',
+  expect: '201',
+  primes: true,
+  target: 'peer',
+  peer: true,
+  run: createOrders({ keyed: true, target: 'peer' }),
 };
 
-const SCENARIOS = [createWithKey, createWithoutKey, replay, ...webhookDeliveries, sqlCeiling, purgeImpact(createWithKey)];
+const peerCreateWithoutKey = {
+  id: 'peer-create-nokey',
+  title: 'peer: create order, no Idempotency-Key',
+  short: 'peer, create + no key',
+  expect: '201',
+  primes: true,
+  target: 'peer',
+  peer: true,
+  run: createOrders({ keyed: false, target: 'peer' }),
+};
+
+const peerReplay = replayOf('peer', {
+  id: 'peer-replay',
+  title: 'peer: replay (same key, same body)',
+  short: 'peer, replay',
+});
+
+// Each peer scenario runs right after its counterpart, so that a ratio compares two runs
+// seconds apart on this shared machine, and each app meets its first load equally cold.
+const SCENARIOS = [
+  createWithKey,
+  peerCreateWithKey,
+  createWithoutKey,
+  peerCreateWithoutKey,
+  replay,
+  peerReplay,
+  ...webhookDeliveries,
+  sqlCeiling,
+  purgeImpact(createWithKey),
+];
 
 module.exports = { SCENARIOS, nextTradeNo, orderBody };

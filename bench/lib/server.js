@@ -80,4 +80,4 @@ function tail(text, lines = 20) {
   return text.trimEnd().split('\n').slice(-lines).join('\n');
 }
 
-module.exports = { startServer };
+module.exports = { startServer, stop, waitForLine };

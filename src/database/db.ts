@@ -199,17 +199,12 @@ export class Db implements Connection {
   prepareOnEveryConnection(statements: readonly BatchedStatement[]): void {
     if (this.mode === 'transaction') return;
     // By name: a second repository on the same Db (the purge CLI's, a test's) adds nothing twice.
-    for (const { name, types, text } of statements) this.preparations.set(name, `PREPARE ${name}(${types}) AS ${text}`);
+    for (const statement of statements) this.preparations.set(statement.name, preparation(statement));
   }
 
   /** A registered statement with its values, as one statement of an opening or closing message. */
   call(statement: BatchedStatement, values: readonly Literal[]): string {
-    const literals = values.map((value) => literal(value));
-    if (this.mode === 'session') return `EXECUTE ${statement.name}(${literals.join(', ')})`;
-    return statement.text.replace(/\$(\d+)/g, (_, index: string) => {
-      const value = literals[Number(index) - 1];
-      return `${value}::${statement.types[Number(index) - 1]}`;
-    });
+    return invocation(statement, values, this.mode);
   }
 
   /** Behind a transaction pooler no statement may be prepared, not even by the protocol. */
@@ -257,6 +252,21 @@ export class Db implements Connection {
       await runner.release();
     }
   }
+}
+
+/** The PREPARE of a batched statement, sent once per connection with session pooling. */
+export function preparation({ name, types, text }: BatchedStatement): string {
+  return `PREPARE ${name}(${types}) AS ${text}`;
+}
+
+/** A batched statement with its values: EXECUTE of the prepared plan, or the statement inline. */
+export function invocation(statement: BatchedStatement, values: readonly Literal[], mode: PoolMode): string {
+  const literals = values.map((value) => literal(value));
+  if (mode === 'session') return `EXECUTE ${statement.name}(${literals.join(', ')})`;
+  return statement.text.replace(/\$(\d+)/g, (_, index: string) => {
+    const position = Number(index) - 1;
+    return `${literals[position]}::${statement.types[position]}`;
+  });
 }
 
 async function run<T>(client: PoolClient, sql: Sql, params: unknown[]): Promise<T[]> {

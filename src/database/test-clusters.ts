@@ -14,10 +14,17 @@ export function testClustersRoot(): string {
   return join(process.cwd(), '.data', 'test');
 }
 
-export async function startTestCluster(label = 'cluster'): Promise<EmbeddedDatabase & { dir: string }> {
+/**
+ * `durable`: PostgreSQL's own fsync, synchronous_commit and full_page_writes (the bench
+ * measures with them, as production runs); by default the faster test settings.
+ */
+export async function startTestCluster(
+  label = 'cluster',
+  options: { durable?: boolean } = {},
+): Promise<EmbeddedDatabase & { dir: string }> {
   await removeOrphanedClusters();
   const dir = join(testClustersRoot(), `${process.pid}-${label}-${randomBytes(4).toString('hex')}`);
-  const database = await startEmbeddedPostgres({ dir, durable: false });
+  const database = await startEmbeddedPostgres({ dir, durable: options.durable ?? false });
   return {
     ...database,
     dir,
