@@ -46,7 +46,7 @@ function purgeImpact(createWithKey) {
       const dataSource = new DataSource({ ...dataSourceOptions(ctx.database.url, { max: 1 }), migrationsRun: false });
       await dataSource.initialize();
       try {
-        const purging = IdempotencyPurgeService.on(dataSource, { mode: 'session', poolSize: 2 }).purge();
+        const purging = IdempotencyPurgeService.on(dataSource, { mode: 'session', poolSize: 1 }).purge();
         // Measured exactly while the purge runs (bounded by `seconds` × 6).
         const during = await createWithKey.run(ctx, connections, seconds * 6, purging);
         const result = await purging;
