@@ -123,6 +123,7 @@ async function main() {
 
     await Promise.all(workers);
     await chaos;
+    if (sdk) stats.resumed = await operation.resumeFailed(operations);
     const verdict = await verify(cluster.url, orderId, operations);
     const result = { ...options, ...stats, ...verdict, durationSeconds: Math.round((Date.now() - started) / 100) / 10 };
     report(result);
@@ -198,9 +199,10 @@ function report(result) {
     `server kills    ${result.kills} (SIGKILL, then restart)`,
     `db restarts     ${result.dbRestarts}`,
     result.client === 'sdk'
-      ? `attempts        ${result.attempts} (${result.attempts - result.operations} retries inside the client)`
+      ? `attempts        ${result.attempts} (${result.attempts - result.operations} retries inside the client; ${result.retriedCalls ?? 0} calls succeeded after retrying)`
       : `attempts        ${result.attempts} (retried: ${result.retried[409]} × 409, ${result.retried['5xx']} × 5xx, ${result.retried.connection} × connection error)`,
     `replays         ${result.replays}`,
+    ...(result.client === 'sdk' ? [`resumed         ${result.resumed} (KukoPayConnectionError, called again with its key after the kills)`] : []),
     `duration        ${result.durationSeconds} s`,
     `in the database ${result.refunds} refunds, amount_refunded ${result.amountRefunded}`,
     `lost ${result.lost}, duplicated ${result.duplicated}, failed ${result.failed}${result.firstFailure ? ` (first: ${result.firstFailure})` : ''}`,

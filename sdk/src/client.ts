@@ -28,11 +28,11 @@ export class KukoPay {
     if (typeof apiKey !== 'string' || !/^kuko_(test|live)_/.test(apiKey)) {
       throw new TypeError('The API key is the kuko_test_… or kuko_live_… secret key of your merchant.');
     }
-    const maxRetries = options.maxRetries ?? 3;
-    const timeoutMs = options.timeoutMs ?? 30000;
+    const maxRetries = options?.maxRetries ?? 3;
+    const timeoutMs = options?.timeoutMs ?? 30000;
     if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError('maxRetries must be an integer ≥ 0.');
     if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs must be an integer > 0.');
-    if (!/^https?:\/\/[^/]/.test(options.baseUrl ?? '')) throw new TypeError('baseUrl must be an http(s) URL.');
+    if (!/^https?:\/\/[^/]/.test(options?.baseUrl ?? '')) throw new TypeError('baseUrl must be an http(s) URL.');
     const sender = new RequestSender({ apiKey, baseUrl: options.baseUrl, maxRetries, timeoutMs });
     this.orders = new Orders(sender);
     this.refunds = new Refunds(sender);

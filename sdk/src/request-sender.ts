@@ -78,6 +78,9 @@ export class RequestSender {
     const maxRetries = options.maxRetries ?? this.config.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     const idempotencyKey = request.method === 'POST' ? (options.idempotencyKey ?? randomUUID()) : null;
+    if (idempotencyKey !== null && !/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
+      throw new TypeError('idempotencyKey must be 1 to 255 printable ASCII characters.');
+    }
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
     const headers: Record<string, string> = {
       'X-Api-Key': this.config.apiKey,

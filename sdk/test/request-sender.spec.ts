@@ -141,11 +141,23 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
     await expect(kuko.account.retrieve()).rejects.toBeInstanceOf(KukoPayAPIError);
   });
 
+  it('refuses a key the server would refuse, before sending anything', async () => {
+    const { kuko, requests } = await client([ok(ORDER, 201)]);
+    await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'line\nbreak' })).rejects.toThrow(TypeError);
+    await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: '' })).rejects.toThrow(TypeError);
+    await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'k'.repeat(256) })).rejects.toThrow(TypeError);
+    expect(requests).toHaveLength(0);
+    await kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'k'.repeat(255) });
+    expect(requests).toHaveLength(1);
+  });
+
   it('checks its options', () => {
     expect(() => new KukoPay('sk_live_x', { baseUrl: 'http://127.0.0.1' })).toThrow(TypeError);
     expect(() => new KukoPay(KEY, { baseUrl: 'localhost:3000' })).toThrow(TypeError);
     expect(() => new KukoPay(KEY, { baseUrl: 'http://127.0.0.1', maxRetries: -1 })).toThrow(TypeError);
     expect(() => new KukoPay(KEY, { baseUrl: 'http://127.0.0.1', timeoutMs: 0 })).toThrow(TypeError);
+    const untyped: unknown[] = [KEY];
+    expect(() => Reflect.construct(KukoPay, untyped)).toThrow('baseUrl must be an http(s) URL.');
   });
 
   it('keeps VERSION equal to the package version', () => {

@@ -21,10 +21,11 @@ describe('crash safety through @kukopay/node (npm run chaos -- --client sdk, sho
       child.on('exit', (exitCode) => resolve({ code: exitCode, output }));
     });
     const line = output.split('\n').find((l) => l.startsWith('CHAOS_RESULT '));
-    expect({ code, output: line ? 'result' : output }).toEqual({ code: 0, output: 'result' });
+    expect({ code, output: code === 0 && line ? 'result' : output }).toEqual({ code: 0, output: 'result' });
     const result = JSON.parse(line!.slice('CHAOS_RESULT '.length));
     expect(result).toMatchObject({ ok: true, client: 'sdk', refunds: 40, amountRefunded: 40, lost: 0, duplicated: 0, failed: 0, dbRestarts: 1 });
     expect(result.kills).toBeGreaterThanOrEqual(3);
-    expect(result.attempts).toBeGreaterThan(40);
+    // The client's own retries did the work: calls that met a kill succeeded on a later attempt.
+    expect(result.retriedCalls).toBeGreaterThan(0);
   }, 240000);
 });
