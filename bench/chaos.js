@@ -42,7 +42,8 @@ function parseOptions(argv) {
     if (!(name in options) || !/^\d+$/.test(argv[i + 1] ?? '')) throw new Error(`bad option ${argv[i]} ${argv[i + 1] ?? ''}`);
     options[name] = Number(argv[i + 1]);
   }
-  return { operations: options.operations, workers: options.workers, kills: options.kills, dbRestarts: options['db-restarts'], client };
+  const { operations, workers, kills } = options;
+  return { operations, workers, kills, dbRestarts: options['db-restarts'], client };
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -58,7 +59,8 @@ async function main() {
   try {
     const { key, orderId } = await setUp(server.url, options.operations * 10);
     const sdk = options.client === 'sdk';
-    const operations = Array.from({ length: options.operations }, () => ({ key: sdk ? null : randomUUID(), refundId: null, failure: null }));
+    const newOperation = () => ({ key: sdk ? null : randomUUID(), refundId: null, failure: null });
+    const operations = Array.from({ length: options.operations }, newOperation);
     let done = 0;
     const body = JSON.stringify({ order_id: orderId, amount: 1 });
 
@@ -199,10 +201,13 @@ function report(result) {
     `server kills    ${result.kills} (SIGKILL, then restart)`,
     `db restarts     ${result.dbRestarts}`,
     result.client === 'sdk'
-      ? `attempts        ${result.attempts} (${result.attempts - result.operations} retries inside the client; ${result.retriedCalls ?? 0} calls succeeded after retrying)`
+      ? `attempts        ${result.attempts} (${result.attempts - result.operations} retries inside the client; ` +
+        `${result.retriedCalls ?? 0} calls succeeded after retrying)`
       : `attempts        ${result.attempts} (retried: ${result.retried[409]} × 409, ${result.retried['5xx']} × 5xx, ${result.retried.connection} × connection error)`,
     `replays         ${result.replays}`,
-    ...(result.client === 'sdk' ? [`resumed         ${result.resumed} (KukoPayConnectionError, called again with its key after the kills)`] : []),
+    ...(result.client === 'sdk'
+      ? [`resumed         ${result.resumed} (KukoPayConnectionError, called again with its key after the kills)`]
+      : []),
     `duration        ${result.durationSeconds} s`,
     `in the database ${result.refunds} refunds, amount_refunded ${result.amountRefunded}`,
     `lost ${result.lost}, duplicated ${result.duplicated}, failed ${result.failed}${result.firstFailure ? ` (first: ${result.firstFailure})` : ''}`,

@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
 
 const DEFAULT_OUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'generated', 'openapi.ts');
-const HEADER = `${COMMENT_HEADER}// From the server's OpenAPI document (GET /docs-json): npm run generate-types -w sdk -- <document>\n\n`;
+const HEADER =
+  `${COMMENT_HEADER}// From the server's OpenAPI document (GET /docs-json): ` +
+  'npm run generate-types -w sdk -- <document>\n\n';
 
 function parseArguments(argv) {
   const options = { source: undefined, url: undefined, out: DEFAULT_OUT, check: false };

@@ -88,8 +88,8 @@ export class KukoPayConnectionError extends KukoPayError {
 /** A notification whose signature, timestamp or body does not verify. */
 export class KukoPaySignatureVerificationError extends KukoPayError {
   constructor(message: string, cause?: unknown) {
-    const fields = { message, status: null, code: null, param: null, requestId: null, idempotencyKey: null, headers: {} };
-    super('signature_verification_error', fields, { cause });
+    const fields = { message, status: null, code: null, param: null, requestId: null, idempotencyKey: null };
+    super('signature_verification_error', { ...fields, headers: {} }, { cause });
   }
 }
 

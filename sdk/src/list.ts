@@ -13,7 +13,9 @@ export type PageFetcher<T, P extends PageParams> = (params: P) => Promise<WithLa
  * every page (newest first), each fetched when the previous one is used up. Nothing is
  * sent until it is awaited or iterated.
  */
-export class ListRequest<T extends { id: string }, P extends PageParams = PageParams> implements PromiseLike<WithLastResponse<Page<T>>>, AsyncIterable<T> {
+export class ListRequest<T extends { id: string }, P extends PageParams = PageParams>
+  implements PromiseLike<WithLastResponse<Page<T>>>, AsyncIterable<T>
+{
   private first: Promise<WithLastResponse<Page<T>>> | undefined;
 
   constructor(

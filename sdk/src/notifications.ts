@@ -35,7 +35,9 @@ export function verify(
     } catch (error) {
       if (error instanceof KukoPaySignatureVerificationError) throw error;
       if (!(error instanceof WebhookVerificationError)) throw error;
-      if (/too (old|new)/.test(error.message)) reason = 'The webhook-timestamp is more than 5 minutes away from this clock.';
+      if (/too (old|new)/.test(error.message)) {
+        reason = 'The webhook-timestamp is more than 5 minutes away from this clock.';
+      }
     }
   }
   throw new KukoPaySignatureVerificationError(reason);
@@ -63,7 +65,9 @@ function signedHeaders(headers: NotificationHeaders): Record<(typeof SIGNED_HEAD
   const signed = {} as Record<(typeof SIGNED_HEADERS)[number], string>;
   for (const name of SIGNED_HEADERS) {
     const value = read(name);
-    if (value === undefined || value === '') throw new KukoPaySignatureVerificationError(`The ${name} header is missing.`);
+    if (value === undefined || value === '') {
+      throw new KukoPaySignatureVerificationError(`The ${name} header is missing.`);
+    }
     signed[name] = value;
   }
   if (!/^\d{1,12}$/.test(signed['webhook-timestamp'])) {
@@ -102,6 +106,8 @@ function toEvent(text: string, webhookId: string): Event {
     typeof event.type === 'string' &&
     typeof event.data?.object === 'object';
   if (!isEvent) throw new KukoPaySignatureVerificationError('The signed body is not a KukoPay event.');
-  if (event.id !== webhookId) throw new KukoPaySignatureVerificationError('The event id differs from the webhook-id header.');
+  if (event.id !== webhookId) {
+    throw new KukoPaySignatureVerificationError('The event id differs from the webhook-id header.');
+  }
   return event as Event;
 }

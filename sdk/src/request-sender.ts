@@ -159,15 +159,17 @@ export class RequestSender {
 
   private failure(result: AttemptResult, idempotencyKey: string | null, timeoutMs: number): KukoPayError {
     if (result.status !== null) {
-      return errorFromAnswer({ status: result.status, headers: result.headers, body: parseJson(result.text), idempotencyKey });
+      const { status, headers, text } = result;
+      return errorFromAnswer({ status, headers, body: parseJson(text), idempotencyKey });
     }
     const message =
       result.failure === 'timeout'
         ? `No answer within ${timeoutMs} ms.`
         : `The connection to the server failed: ${describe(result.error)}.`;
-    const retry = idempotencyKey === null ? '' : ` Retry with the same idempotencyKey (${idempotencyKey}) to get its outcome.`;
-    const fields = { message: message + retry, status: null, code: null, param: null, requestId: null, idempotencyKey, headers: {} };
-    return new KukoPayConnectionError(result.failure, fields, result.error);
+    const retry =
+      idempotencyKey === null ? '' : ` Retry with the same idempotencyKey (${idempotencyKey}) to get its outcome.`;
+    const fields = { message: message + retry, status: null, code: null, param: null, requestId: null, idempotencyKey };
+    return new KukoPayConnectionError(result.failure, { ...fields, headers: {} }, result.error);
   }
 }
 

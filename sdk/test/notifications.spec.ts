@@ -59,7 +59,8 @@ describe('KukoPay.notifications.verify', () => {
     expect(verify(RAW, signed(RAW, { secrets: [OLD_SECRET] }), [SECRET, OLD_SECRET]).id).toBe(EVENT.id);
     expect(verify(RAW, signed(RAW, { secrets: [OLD_SECRET, SECRET] }), SECRET).id).toBe(EVENT.id);
     const withOtherVersions = signed(RAW);
-    withOtherVersions['webhook-signature'] = `v2,${randomBytes(32).toString('base64')} ${withOtherVersions['webhook-signature']}`;
+    const otherVersion = `v2,${randomBytes(32).toString('base64')}`;
+    withOtherVersions['webhook-signature'] = `${otherVersion} ${withOtherVersions['webhook-signature']}`;
     expect(verify(RAW, withOtherVersions, SECRET).id).toBe(EVENT.id);
   });
 
@@ -75,13 +76,33 @@ describe('KukoPay.notifications.verify', () => {
     ['the body re-serialised after parsing', () => verify(reparsed, signed(RAW), SECRET), /No v1 signature/],
     ['a timestamp 6 minutes old', () => verify(RAW, signed(RAW, { skewSeconds: -360 }), SECRET), /5 minutes/],
     ['a timestamp 6 minutes ahead', () => verify(RAW, signed(RAW, { skewSeconds: 360 }), SECRET), /5 minutes/],
-    ['no webhook-signature', () => verify(RAW, { ...signed(RAW), 'webhook-signature': undefined }, SECRET), /webhook-signature header is missing/],
+    [
+      'no webhook-signature',
+      () => verify(RAW, { ...signed(RAW), 'webhook-signature': undefined }, SECRET),
+      /webhook-signature header is missing/,
+    ],
     ['no webhook-id', () => verify(RAW, { ...signed(RAW), 'webhook-id': '' }, SECRET), /webhook-id header is missing/],
-    ['a timestamp that is not unix seconds', () => verify(RAW, { ...signed(RAW), 'webhook-timestamp': '2026-11-30' }, SECRET), /unix seconds/],
-    ['a header sent twice', () => verify(RAW, { ...signed(RAW), 'webhook-id': [EVENT.id, 'evt_2'] }, SECRET), /more than once/],
-    ['a signed body whose id is not the webhook-id', () => verify(RAW, signed(RAW, { id: 'evt_other' }), SECRET), /differs/],
+    [
+      'a timestamp that is not unix seconds',
+      () => verify(RAW, { ...signed(RAW), 'webhook-timestamp': '2026-11-30' }, SECRET),
+      /unix seconds/,
+    ],
+    [
+      'a header sent twice',
+      () => verify(RAW, { ...signed(RAW), 'webhook-id': [EVENT.id, 'evt_2'] }, SECRET),
+      /more than once/,
+    ],
+    [
+      'a signed body whose id is not the webhook-id',
+      () => verify(RAW, signed(RAW, { id: 'evt_other' }), SECRET),
+      /differs/,
+    ],
     ['a signed body that is not JSON', () => verify('not json', signed('not json'), SECRET), /not JSON/],
-    ['a signed body that is not an event', () => verify('{"id":"x"}', signed('{"id":"x"}'), SECRET), /not a KukoPay event/],
+    [
+      'a signed body that is not an event',
+      () => verify('{"id":"x"}', signed('{"id":"x"}'), SECRET),
+      /not a KukoPay event/,
+    ],
   ])('refuses %s', (_name, attempt, message) => {
     expect(attempt).toThrow(KukoPaySignatureVerificationError);
     expect(attempt).toThrow(message);
@@ -102,6 +123,10 @@ describe('KukoPay.notifications.verify', () => {
         return e;
       }
     })();
-    expect(error).toMatchObject({ type: 'signature_verification_error', name: 'KukoPaySignatureVerificationError', status: null });
+    expect(error).toMatchObject({
+      type: 'signature_verification_error',
+      name: 'KukoPaySignatureVerificationError',
+      status: null,
+    });
   });
 });

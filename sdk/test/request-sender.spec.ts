@@ -15,7 +15,13 @@ import { apiError, ok, ORDER, Reply, ScriptedServer, startScriptedServer } from 
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const KEY = 'kuko_test_0123456789abcdef';
-const ORDER_PARAMS = { out_trade_no: 'ORDER_1', amount: 2990, currency: 'USD', subject: 'Annual plan — 年度', metadata: { b: '2', a: '1' } };
+const ORDER_PARAMS = {
+  out_trade_no: 'ORDER_1',
+  amount: 2990,
+  currency: 'USD',
+  subject: 'Annual plan — 年度',
+  metadata: { b: '2', a: '1' },
+};
 
 describe('the request sender (against a scripted server on 127.0.0.1)', () => {
   let server: ScriptedServer | undefined;
@@ -37,7 +43,8 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
     const keys = requests.map((r) => r.headers['idempotency-key']);
     expect(keys[0]).toMatch(UUID_V4);
     expect(new Set(keys).size).toBe(1);
-    expect(requests.map((r) => r.body.toString('hex'))).toEqual(Array(3).fill(Buffer.from(JSON.stringify(ORDER_PARAMS)).toString('hex')));
+    const bytes = Buffer.from(JSON.stringify(ORDER_PARAMS)).toString('hex');
+    expect(requests.map((r) => r.body.toString('hex'))).toEqual([bytes, bytes, bytes]);
     expect(order.lastResponse).toMatchObject({ status: 201, attempts: 3, idempotencyKey: keys[0], requestId: 'req_2' });
 
     await kuko.orders.create(ORDER_PARAMS);
@@ -46,7 +53,10 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
   });
 
   it('never replaces a caller-supplied key', async () => {
-    const { kuko, requests } = await client([apiError(409, 'idempotency_in_progress', 'idempotency_error'), ok(ORDER, 201)]);
+    const { kuko, requests } = await client([
+      apiError(409, 'idempotency_in_progress', 'idempotency_error'),
+      ok(ORDER, 201),
+    ]);
     const order = await kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'order-ORDER_1' });
     expect(requests.map((r) => r.headers['idempotency-key'])).toEqual(['order-ORDER_1', 'order-ORDER_1']);
     expect(order.lastResponse.idempotencyKey).toBe('order-ORDER_1');
@@ -58,7 +68,11 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
     await kuko.orders.close('ord_1', { idempotencyKey: 'close-1' });
     const [get, close] = requests;
     expect(get).toMatchObject({ method: 'GET', url: '/v1/orders/ord_a%2Fb' });
-    expect(get.headers).toMatchObject({ 'x-api-key': KEY, accept: 'application/json', 'user-agent': `kukopay-node/${VERSION} node/${process.version}` });
+    expect(get.headers).toMatchObject({
+      'x-api-key': KEY,
+      accept: 'application/json',
+      'user-agent': `kukopay-node/${VERSION} node/${process.version}`,
+    });
     expect(get.headers['idempotency-key']).toBeUndefined();
     expect(close).toMatchObject({ method: 'POST', url: '/v1/orders/ord_1/close' });
     expect(close.headers['idempotency-key']).toBe('close-1');
@@ -69,24 +83,46 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
   it('hangs lastResponse on the result without making it part of its JSON', async () => {
     const { kuko } = await client([ok(ORDER, 201, { 'Idempotent-Replayed': 'true', 'X-Request-Id': 'req_first' })]);
     const order = await kuko.orders.create(ORDER_PARAMS);
-    expect(order.lastResponse).toMatchObject({ status: 201, idempotentReplayed: true, requestId: 'req_first', attempts: 1 });
+    expect(order.lastResponse).toMatchObject({
+      status: 201,
+      idempotentReplayed: true,
+      requestId: 'req_first',
+      attempts: 1,
+    });
     expect(order.lastResponse.headers['idempotent-replayed']).toBe('true');
     expect(Object.keys(order)).not.toContain('lastResponse');
     expect(JSON.parse(JSON.stringify(order))).toEqual(ORDER);
   });
 
   it.each([
-    ['400 parameter_invalid', apiError(400, 'parameter_invalid', 'invalid_request_error', 'amount'), KukoPayInvalidRequestError],
-    ['400 idempotency_error', apiError(400, 'idempotency_error', 'idempotency_error', 'Idempotency-Key'), KukoPayIdempotencyError],
-    ['401 api_key_invalid', apiError(401, 'api_key_invalid', 'authentication_error', 'X-Api-Key'), KukoPayAuthenticationError],
-    ['404 resource_missing', apiError(404, 'resource_missing', 'invalid_request_error', 'id'), KukoPayInvalidRequestError],
+    [
+      '400 parameter_invalid',
+      apiError(400, 'parameter_invalid', 'invalid_request_error', 'amount'),
+      KukoPayInvalidRequestError,
+    ],
+    [
+      '400 idempotency_error',
+      apiError(400, 'idempotency_error', 'idempotency_error', 'Idempotency-Key'),
+      KukoPayIdempotencyError,
+    ],
+    [
+      '401 api_key_invalid',
+      apiError(401, 'api_key_invalid', 'authentication_error', 'X-Api-Key'),
+      KukoPayAuthenticationError,
+    ],
+    [
+      '404 resource_missing',
+      apiError(404, 'resource_missing', 'invalid_request_error', 'id'),
+      KukoPayInvalidRequestError,
+    ],
     ['413 payload_too_large', apiError(413, 'payload_too_large', 'invalid_request_error'), KukoPayInvalidRequestError],
   ])('throws at once, without retrying, on %s', async (_name, reply, errorClass) => {
     const { kuko, requests } = await client([reply, ok(ORDER, 201)]);
     const error = await kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'k-4xx' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(errorClass);
     expect(error).toBeInstanceOf(KukoPayError);
-    const body = typeof reply === 'object' && typeof reply.body === 'object' ? (reply.body as Record<string, unknown>) : {};
+    const body: Record<string, unknown> =
+      typeof reply === 'object' && typeof reply.body === 'object' ? { ...reply.body } : {};
     expect(error).toMatchObject({
       status: body.code,
       code: body.error,
@@ -101,8 +137,18 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
 
   it.each([
     ['503', apiError(503, 'service_unavailable', 'api_error'), KukoPayAPIError, 'service_unavailable'],
-    ['409', apiError(409, 'idempotency_in_progress', 'idempotency_error'), KukoPayIdempotencyError, 'idempotency_in_progress'],
-    ['429', { ...(apiError(429, 'rate_limited', 'rate_limit_error') as object), headers: { 'Retry-After': '0' } }, KukoPayRateLimitError, 'rate_limited'],
+    [
+      '409',
+      apiError(409, 'idempotency_in_progress', 'idempotency_error'),
+      KukoPayIdempotencyError,
+      'idempotency_in_progress',
+    ],
+    [
+      '429',
+      { ...(apiError(429, 'rate_limited', 'rate_limit_error') as object), headers: { 'Retry-After': '0' } },
+      KukoPayRateLimitError,
+      'rate_limited',
+    ],
     ['a 502 page that is not JSON', { status: 502, body: '<html>Bad gateway</html>' }, KukoPayAPIError, null],
   ])('retries %s maxRetries times, then throws the last answer', async (_name, reply, errorClass, code) => {
     const { kuko, requests } = await client([reply as Reply], { maxRetries: 2 });
@@ -170,7 +216,10 @@ describe('resource paths and pagination (against a scripted server)', () => {
   let server: ScriptedServer | undefined;
   afterEach(() => server?.close());
 
-  const page = (ids: string[], hasMore: boolean): Reply => ({ status: 200, body: { data: ids.map((id) => ({ id })), has_more: hasMore, request_id: 'r' } });
+  const page = (ids: string[], hasMore: boolean): Reply => ({
+    status: 200,
+    body: { data: ids.map((id) => ({ id })), has_more: hasMore, request_id: 'r' },
+  });
 
   it('walks every page with for await, each from the last id of the previous one', async () => {
     server = await startScriptedServer([page(['e3', 'e2'], true), page(['e1'], false)]);
@@ -197,7 +246,10 @@ describe('resource paths and pagination (against a scripted server)', () => {
   });
 
   it('maps every method to its route', async () => {
-    server = await startScriptedServer((_i, request) => ok({ id: request.url }, request.url.endsWith('redeliver') ? 202 : 200));
+    server = await startScriptedServer((_i, request) => ok(
+      { id: request.url },
+      request.url.endsWith('redeliver') ? 202 : 200,
+    ));
     const kuko = new KukoPay(KEY, { baseUrl: server.url });
     const redelivered = await kuko.events.redeliver('evt_1', { idempotencyKey: 'again-1' });
     expect(redelivered.lastResponse.status).toBe(202);

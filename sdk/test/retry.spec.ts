@@ -22,9 +22,21 @@ describe('the retry decision (a pure function of attempt, status, failure and he
     ['a timeout', { attempt: 1, status: null, failure: 'timeout', headers: {} }, { retry: true, min: 0, max: 499 }],
     ['409 idempotency_in_progress', outcome(409), { retry: true, min: 0, max: 499 }],
     ['429 with Retry-After: 2', outcome(429, { 'retry-after': '2' }), { retry: true, min: 2000, max: 2000 }],
-    ['429 with Retry-After as a date 3 s ahead', outcome(429, { 'retry-after': new Date(NOW + 3000).toUTCString() }), { retry: true, min: 3000, max: 3000 }],
-    ['429 with Retry-After: 600 (capped)', outcome(429, { 'retry-after': '600' }), { retry: true, min: 8000, max: 8000 }],
-    ['429 with Retry-After: 0 (the jitter still applies)', outcome(429, { 'retry-after': '0' }), { retry: true, min: 0, max: 499 }],
+    [
+      '429 with Retry-After as a date 3 s ahead',
+      outcome(429, { 'retry-after': new Date(NOW + 3000).toUTCString() }),
+      { retry: true, min: 3000, max: 3000 },
+    ],
+    [
+      '429 with Retry-After: 600 (capped)',
+      outcome(429, { 'retry-after': '600' }),
+      { retry: true, min: 8000, max: 8000 },
+    ],
+    [
+      '429 with Retry-After: 0 (the jitter still applies)',
+      outcome(429, { 'retry-after': '0' }),
+      { retry: true, min: 0, max: 499 },
+    ],
     ['429 with an unreadable Retry-After', outcome(429, { 'retry-after': 'soon' }), { retry: true, min: 0, max: 499 }],
     ['429 without Retry-After', outcome(429), { retry: true, min: 0, max: 499 }],
     ['500', outcome(500), { retry: true, min: 0, max: 499 }],
@@ -60,7 +72,12 @@ describe('the retry decision (a pure function of attempt, status, failure and he
   });
 
   it('uses the jitter when it is longer than a short Retry-After', () => {
-    expect(retryDecision(outcome(503, { 'retry-after': '1' }, 4), 5, HIGH, NOW)).toEqual({ retry: true, delayMs: 3999 });
+    expect(retryDecision(
+      outcome(503, { 'retry-after': '1' }, 4),
+      5,
+      HIGH,
+      NOW,
+    )).toEqual({ retry: true, delayMs: 3999 });
   });
 
   it('reads Retry-After as seconds or an HTTP date', () => {

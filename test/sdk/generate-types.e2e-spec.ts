@@ -10,7 +10,10 @@ const SCRIPT = join(ROOT, 'sdk', 'scripts', 'generate-types.mjs');
 async function run(...args: string[]): Promise<{ code: number; output: string }> {
   return promisify(execFile)(process.execPath, [SCRIPT, ...args]).then(
     ({ stdout, stderr }) => ({ code: 0, output: stdout + stderr }),
-    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: error.stdout + error.stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({
+      code: error.code,
+      output: error.stdout + error.stderr,
+    }),
   );
 }
 

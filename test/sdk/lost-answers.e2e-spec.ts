@@ -26,7 +26,14 @@ describe('@kukopay/node when answers are lost (real server behind a lossy proxy)
   afterAll(() => s.close());
 
   const count = async (sql: string, params: unknown[]) => Number((await s.t.db.pool.query(sql, params)).rows[0].n);
-  const order = () => ({ out_trade_no: String(orderBody().out_trade_no), amount: 2990, currency: 'USD', subject: 'Annual plan' });
+  const ordersWith = (outTradeNo: string) =>
+    count('SELECT count(*) AS n FROM orders WHERE merchant_id = $1 AND out_trade_no = $2', [s.merchant.id, outTradeNo]);
+  const order = () => ({
+    out_trade_no: String(orderBody().out_trade_no),
+    amount: 2990,
+    currency: 'USD',
+    subject: 'Annual plan',
+  });
 
   async function paidOrder(amount = 5000) {
     const created = await s.client().orders.create({ ...order(), amount });
@@ -57,16 +64,26 @@ describe('@kukopay/node when answers are lost (real server behind a lossy proxy)
     expectOneOperation(proxy, 3);
     // The replay is the first execution's answer: its request id, not a new one.
     expect(created.lastResponse.requestId).toBe(proxy.attempts[0].upstreamRequestId);
-    expect(await count('SELECT count(*) AS n FROM orders WHERE merchant_id = $1 AND out_trade_no = $2', [s.merchant.id, params.out_trade_no])).toBe(1);
-    expect(await count('SELECT count(*) AS n FROM idempotency_keys WHERE key = $1', [proxy.attempts[0].idempotencyKey])).toBe(1);
+    expect(await ordersWith(params.out_trade_no)).toBe(1);
+    const key = proxy.attempts[0].idempotencyKey;
+    expect(await count('SELECT count(*) AS n FROM idempotency_keys WHERE key = $1', [key])).toBe(1);
   });
 
   it('refunds.create without out_refund_no (only the key protects it): 3 answers lost, one refund', async () => {
     const paid = await paidOrder();
     proxy = await startLossyProxy(s.url, { answer: (n) => (n <= 3 ? 'drop' : 'forward') });
-    const refund = await s.client({ baseUrl: proxy.url, maxRetries: 3 }).refunds.create({ order_id: paid.id, amount: 700 });
+    const refund = await s.client({
+      baseUrl: proxy.url,
+      maxRetries: 3,
+    }).refunds.create({ order_id: paid.id, amount: 700 });
 
-    expect(refund).toMatchObject({ object: 'refund', order_id: paid.id, amount: 700, out_refund_no: null, status: 'pending' });
+    expect(refund).toMatchObject({
+      object: 'refund',
+      order_id: paid.id,
+      amount: 700,
+      out_refund_no: null,
+      status: 'pending',
+    });
     expect(refund.lastResponse).toMatchObject({ status: 201, idempotentReplayed: true, attempts: 4 });
     expectOneOperation(proxy, 4);
     expect(proxy.attempts.map((a) => a.upstreamStatus)).toEqual([201, 201, 201, 201]);
@@ -74,7 +91,7 @@ describe('@kukopay/node when answers are lost (real server behind a lossy proxy)
     expect((await s.client().orders.retrieve(paid.id)).amount_refunded).toBe(700);
   });
 
-  it('every answer lost: a KukoPayConnectionError with the key, and a later call with that key gets the refund', async () => {
+  it('every answer lost: KukoPayConnectionError with the key; a later call with that key gets the refund', async () => {
     const paid = await paidOrder();
     proxy = await startLossyProxy(s.url, { answer: () => 'drop' });
     const error = await s
@@ -87,12 +104,15 @@ describe('@kukopay/node when answers are lost (real server behind a lossy proxy)
     expect(idempotencyKey).toBe(proxy.attempts[0].idempotencyKey);
     expectOneOperation(proxy, 2);
 
-    const later = await s.client().refunds.create({ order_id: paid.id, amount: 300 }, { idempotencyKey: idempotencyKey! });
+    const later = await s.client().refunds.create(
+      { order_id: paid.id, amount: 300 },
+      { idempotencyKey: idempotencyKey! },
+    );
     expect(later.lastResponse).toMatchObject({ status: 201, idempotentReplayed: true, attempts: 1 });
     expect(await count('SELECT count(*) AS n FROM refunds WHERE order_id = $1', [paid.id])).toBe(1);
   });
 
-  it('an answer withheld past timeoutMs: the client gives up on the attempt, retries, and gets the replay', async () => {
+  it('an answer withheld past timeoutMs: the client abandons the attempt, retries, gets the replay', async () => {
     proxy = await startLossyProxy(s.url, { answer: (n) => (n === 1 ? 'withhold' : 'forward') });
     const params = order();
     const created = await s.client({ baseUrl: proxy.url, timeoutMs: 1000 }).orders.create(params);
@@ -103,12 +123,16 @@ describe('@kukopay/node when answers are lost (real server behind a lossy proxy)
       [201, 'answered'],
     ]);
     expectOneOperation(proxy, 2);
-    expect(await count('SELECT count(*) AS n FROM orders WHERE merchant_id = $1 AND out_trade_no = $2', [s.merchant.id, params.out_trade_no])).toBe(1);
+    expect(await ordersWith(params.out_trade_no)).toBe(1);
   });
 
   it('409 while the first attempt still runs: the client retries and gets the first one\'s answer', async () => {
     // The first request blocks inside its transaction (holding its key) on a lock this test holds.
-    const removeFault = await injectFault(s.t.db.pool, 'orders', 'PERFORM pg_advisory_lock(4242); PERFORM pg_advisory_unlock(4242);');
+    const removeFault = await injectFault(
+      s.t.db.pool,
+      'orders',
+      'PERFORM pg_advisory_lock(4242); PERFORM pg_advisory_unlock(4242);',
+    );
     const holder = await s.t.db.pool.connect();
     let openGate!: () => void;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
@@ -135,7 +159,7 @@ describe('@kukopay/node when answers are lost (real server behind a lossy proxy)
       expect(secondOrder.id).toBe(firstOrder.id);
       expect(secondOrder.lastResponse.requestId).toBe(firstOrder.lastResponse.requestId);
       expect(proxy.attempts.map((a) => a.upstreamStatus)).toEqual([409, 201]);
-      expect(await count('SELECT count(*) AS n FROM orders WHERE merchant_id = $1 AND out_trade_no = $2', [s.merchant.id, params.out_trade_no])).toBe(1);
+      expect(await ordersWith(params.out_trade_no)).toBe(1);
     } finally {
       openGate();
       holder.release();
@@ -160,7 +184,9 @@ async function waitForLockWaiter(s: SdkServer, timeoutMs = 10000): Promise<void>
 
 function trace(name: string, p: LossyProxy): void {
   const lines = p.attempts.map(
-    (a) => `  attempt ${a.attempt}: ${a.method} ${a.path} key=${a.idempotencyKey} → server ${a.upstreamStatus} ${a.upstreamRequestId} → ${a.outcome}`,
+    (a) =>
+      `  attempt ${a.attempt}: ${a.method} ${a.path} key=${a.idempotencyKey}` +
+      ` → server ${a.upstreamStatus} ${a.upstreamRequestId} → ${a.outcome}`,
   );
   process.stdout.write(`${name}\n${lines.join('\n')}\n`);
 }

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const ROOT = join(__dirname, '..', '..');
-const run = (file: string, args: string[]) => promisify(execFile)(file, args, { cwd: ROOT }).then(({ stdout }) => stdout.trim());
+const run = async (file: string, args: string[]) =>
+  (await promisify(execFile)(file, args, { cwd: ROOT })).stdout.trim();
 
 // Loads the package as a merchant's project would, in a fresh Node process, and reports
 // what it exports and whether the verifier (a CommonJS dependency) works from there.
@@ -29,7 +30,11 @@ describe('the @kukopay/node package', () => {
   });
 
   it('loads with require (CommonJS)', async () => {
-    const code = `const { default: KukoPay, KukoPay: named, KukoPayConnectionError } = require('@kukopay/node');${PROBE}`;
+    const code = `const {
+      default: KukoPay,
+      KukoPay: named,
+      KukoPayConnectionError,
+    } = require('@kukopay/node');${PROBE}`;
     expect(JSON.parse(await run(process.execPath, ['-e', code]))).toEqual(EXPECTED);
   });
 
@@ -40,7 +45,11 @@ describe('the @kukopay/node package', () => {
     const paths: string[] = pack.files.map((f: { path: string }) => f.path);
     expect(paths.filter((p) => !/^dist\/(esm|cjs)\//.test(p)).sort()).toEqual(['README.md', 'package.json']);
     for (const dir of ['esm', 'cjs']) {
-      expect(paths).toEqual(expect.arrayContaining([`dist/${dir}/index.js`, `dist/${dir}/index.d.ts`, `dist/${dir}/package.json`]));
+      expect(paths).toEqual(expect.arrayContaining([
+        `dist/${dir}/index.js`,
+        `dist/${dir}/index.d.ts`,
+        `dist/${dir}/package.json`,
+      ]));
     }
     expect(paths.some((p) => /test|spec|scripts\//.test(p))).toBe(false);
   });

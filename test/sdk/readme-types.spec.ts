@@ -41,7 +41,13 @@ describe('the README examples of @kukopay/node', () => {
     try {
       for (const [name, code] of Object.entries(EXAMPLES)) writeFileSync(join(dir, name), code);
       const compilerOptions = {
-        strict: true, noEmit: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', lib: ['es2023'], types: ['node'],
+        strict: true,
+        noEmit: true,
+        module: 'nodenext',
+        moduleResolution: 'nodenext',
+        target: 'es2022',
+        lib: ['es2023'],
+        types: ['node'],
       };
       writeFileSync(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: Object.keys(EXAMPLES) }));
       const args = [require.resolve('typescript/bin/tsc'), '-p', dir];

@@ -24,18 +24,37 @@ describe('@kukopay/node against the real server', () => {
   });
   afterAll(() => s.close());
 
-  const newOrder = () => ({ out_trade_no: String(orderBody().out_trade_no), amount: 2990, currency: 'USD', subject: 'Annual plan' });
+  const newOrder = () => ({
+    out_trade_no: String(orderBody().out_trade_no),
+    amount: 2990,
+    currency: 'USD',
+    subject: 'Annual plan',
+  });
   const thrown = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error as KukoPayError);
 
   async function pay(order: Order) {
-    const paid = await deliverEvent(s.t, paymentSucceeded(order.id, { amount: order.amount, currency: order.currency }));
+    const paid = await deliverEvent(
+      s.t,
+      paymentSucceeded(order.id, { amount: order.amount, currency: order.currency }),
+    );
     expect(paid.body.data).toMatchObject({ status: 'processed' });
   }
 
   it('account.retrieve names the merchant and the environment of the key', async () => {
     const account = await kuko.account.retrieve();
-    expect(account).toEqual({ id: s.merchant.id, object: 'account', name: 'Acme', environment: 'test', created_at: expect.any(String) });
-    expect(account.lastResponse).toMatchObject({ status: 200, idempotentReplayed: false, idempotencyKey: null, attempts: 1 });
+    expect(account).toEqual({
+      id: s.merchant.id,
+      object: 'account',
+      name: 'Acme',
+      environment: 'test',
+      created_at: expect.any(String),
+    });
+    expect(account.lastResponse).toMatchObject({
+      status: 200,
+      idempotentReplayed: false,
+      idempotencyKey: null,
+      attempts: 1,
+    });
     expect(account.lastResponse.requestId).toMatch(REQUEST_ID);
     expect((await s.client({}, s.merchant.liveKey).account.retrieve()).environment).toBe('live');
   });
@@ -43,7 +62,13 @@ describe('@kukopay/node against the real server', () => {
   it('orders.create, retrieve, retrieveByOutTradeNo and close', async () => {
     const params = { ...newOrder(), description: 'Two seats', metadata: { customer: 'c_42' } };
     const order = await kuko.orders.create(params);
-    expect(order).toMatchObject({ ...params, object: 'order', status: 'pending', amount_refunded: 0, environment: 'test' });
+    expect(order).toMatchObject({
+      ...params,
+      object: 'order',
+      status: 'pending',
+      amount_refunded: 0,
+      environment: 'test',
+    });
     expect(order.lastResponse).toMatchObject({ status: 201, idempotentReplayed: false, attempts: 1 });
     expect(order.lastResponse.headers.location).toBe(`/v1/orders/${order.id}`);
 
@@ -85,8 +110,19 @@ describe('@kukopay/node against the real server', () => {
     const order = await kuko.orders.create(newOrder());
     await pay(order);
     const outRefundNo = `RF_${randomUUID()}`;
-    const refund = await kuko.refunds.create({ order_id: order.id, amount: 1000, out_refund_no: outRefundNo, reason: 'Damaged' });
-    expect(refund).toMatchObject({ object: 'refund', order_id: order.id, amount: 1000, out_refund_no: outRefundNo, status: 'pending' });
+    const refund = await kuko.refunds.create({
+      order_id: order.id,
+      amount: 1000,
+      out_refund_no: outRefundNo,
+      reason: 'Damaged',
+    });
+    expect(refund).toMatchObject({
+      object: 'refund',
+      order_id: order.id,
+      amount: 1000,
+      out_refund_no: outRefundNo,
+      status: 'pending',
+    });
     expect(refund.lastResponse.status).toBe(201);
     const rest = await kuko.refunds.create({ out_trade_no: order.out_trade_no });
     expect(rest.amount).toBe(1990);
@@ -105,7 +141,12 @@ describe('@kukopay/node against the real server', () => {
     const key = randomUUID();
     const refused = await thrown(kuko.refunds.create({ order_id: order.id, amount: 5000 }, { idempotencyKey: key }));
     expect(refused).toBeInstanceOf(KukoPayInvalidRequestError);
-    expect(refused).toMatchObject({ status: 400, code: 'refund_amount_exceeded', param: 'amount', idempotencyKey: key });
+    expect(refused).toMatchObject({
+      status: 400,
+      code: 'refund_amount_exceeded',
+      param: 'amount',
+      idempotencyKey: key,
+    });
     expect(refused?.requestId).toMatch(REQUEST_ID);
 
     const replayed = await thrown(kuko.refunds.create({ order_id: order.id, amount: 5000 }, { idempotencyKey: key }));

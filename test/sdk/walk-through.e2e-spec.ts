@@ -23,7 +23,11 @@ describe('README walk-through with @kukopay/node', () => {
     const key = 'order-ORDER_20260921_0001';
     const order = await kuko.orders.create(params, { idempotencyKey: key });
     const again = await kuko.orders.create(params, { idempotencyKey: key });
-    expect([order.lastResponse.status, again.id === order.id, again.lastResponse.idempotentReplayed]).toEqual([201, true, true]);
+    expect([
+      order.lastResponse.status,
+      again.id === order.id,
+      again.lastResponse.idempotentReplayed,
+    ]).toEqual([201, true, true]);
     expect(again.lastResponse.requestId).toBe(order.lastResponse.requestId);
 
     const misuse = await thrown(kuko.orders.create({ ...params, amount: 2991 }, { idempotencyKey: key }));

@@ -22,19 +22,31 @@ export interface ScriptedServer {
  * An HTTP server on 127.0.0.1 that records every request and answers the n-th with
  * `replies[n]` (the last one repeats), to drive the client through known sequences.
  */
-export async function startScriptedServer(replies: Reply[] | ((index: number, request: Recorded) => Reply)): Promise<ScriptedServer> {
+export async function startScriptedServer(replies: Reply[] | ((
+  index: number,
+  request: Recorded,
+) => Reply)): Promise<ScriptedServer> {
   const requests: Recorded[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) };
+      const recorded = {
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
       const index = requests.push(recorded) - 1;
-      const reply = typeof replies === 'function' ? replies(index, recorded) : replies[Math.min(index, replies.length - 1)];
+      const reply =
+        typeof replies === 'function' ? replies(index, recorded) : replies[Math.min(index, replies.length - 1)];
       if (reply === 'destroy') return req.socket.destroy();
       if (reply === 'hang') return;
       const body = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
-      res.writeHead(reply.status, { 'Content-Type': 'application/json', 'X-Request-Id': `req_${index}`, ...reply.headers });
+      res.writeHead(
+        reply.status,
+        { 'Content-Type': 'application/json', 'X-Request-Id': `req_${index}`, ...reply.headers },
+      );
       res.end(body);
     });
   });
