@@ -1,5 +1,5 @@
 import { verify } from './notifications.ts';
-import { RequestSender } from './request-sender.ts';
+import { checkLimits, RequestSender } from './request-sender.ts';
 import { AccountResource, Events, Orders, Refunds } from './resources.ts';
 
 export interface KukoPayOptions {
@@ -30,8 +30,7 @@ export class KukoPay {
     }
     const maxRetries = options?.maxRetries ?? 3;
     const timeoutMs = options?.timeoutMs ?? 30000;
-    if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError('maxRetries must be an integer ≥ 0.');
-    if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs must be an integer > 0.');
+    checkLimits(maxRetries, timeoutMs);
     if (!/^https?:\/\/[^/]/.test(options?.baseUrl ?? '')) throw new TypeError('baseUrl must be an http(s) URL.');
     const sender = new RequestSender({ apiKey, baseUrl: options.baseUrl, maxRetries, timeoutMs });
     this.orders = new Orders(sender);

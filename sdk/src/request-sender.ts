@@ -77,6 +77,7 @@ export class RequestSender {
     const options = request.options ?? {};
     const maxRetries = options.maxRetries ?? this.config.maxRetries;
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
+    checkLimits(maxRetries, timeoutMs);
     const idempotencyKey = request.method === 'POST' ? (options.idempotencyKey ?? randomUUID()) : null;
     if (idempotencyKey !== null && !/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
       throw new TypeError('idempotencyKey must be 1 to 255 printable ASCII characters.');
@@ -171,6 +172,12 @@ export class RequestSender {
     const fields = { message: message + retry, status: null, code: null, param: null, requestId: null, idempotencyKey };
     return new KukoPayConnectionError(result.failure, { ...fields, headers: {} }, result.error);
   }
+}
+
+/** Throws a TypeError for a retry count or timeout that cannot be meant. */
+export function checkLimits(maxRetries: number, timeoutMs: number): void {
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError('maxRetries must be an integer ≥ 0.');
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs must be an integer > 0.');
 }
 
 function parseJson(text: string): unknown {

@@ -187,11 +187,13 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
     await expect(kuko.account.retrieve()).rejects.toBeInstanceOf(KukoPayAPIError);
   });
 
-  it('refuses a key the server would refuse, before sending anything', async () => {
+  it('refuses a key the server would refuse, or impossible limits, before sending anything', async () => {
     const { kuko, requests } = await client([ok(ORDER, 201)]);
     await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'line\nbreak' })).rejects.toThrow(TypeError);
     await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: '' })).rejects.toThrow(TypeError);
     await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'k'.repeat(256) })).rejects.toThrow(TypeError);
+    await expect(kuko.orders.retrieve(ORDER.id, { timeoutMs: -1 })).rejects.toThrow(TypeError);
+    await expect(kuko.orders.retrieve(ORDER.id, { maxRetries: 1.5 })).rejects.toThrow(TypeError);
     expect(requests).toHaveLength(0);
     await kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'k'.repeat(255) });
     expect(requests).toHaveLength(1);
