@@ -32,7 +32,7 @@ const swc = {
 module.exports = {
   testEnvironment: 'node',
   rootDir: __dirname,
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/sdk/test'],
   testMatch: ['**/*.spec.ts', '**/*.e2e-spec.ts'],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   transform: { '^.+\\.(t|j|mj)s$': ['@swc/jest', swc] },

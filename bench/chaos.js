@@ -10,7 +10,10 @@
  * and restarts PostgreSQL. At the end it checks from the database that every operation
  * produced exactly one refund, stored under its key, and that amount_refunded adds up.
  *
- *   node bench/chaos.js [--operations 300] [--workers 8] [--kills 10] [--db-restarts 1]
+ *   node bench/chaos.js [--operations 300] [--workers 8] [--kills 10] [--db-restarts 1] [--client fetch|sdk]
+ *
+ * `--client sdk` makes the workers @kukopay/node clients (bench/chaos/sdk-client.js): the
+ * client's own retries instead of the loop below, under the same kills.
  *
  * Prints the figures and the verdict; exits non-zero on any loss or duplicate. Needs a
  * build (npm run chaos builds first). Everything it starts is stopped at the end.
@@ -21,6 +24,7 @@ const { Webhook } = require('standardwebhooks');
 const { startTestCluster } = require('../dist/database/test-clusters.js');
 const { freePort } = require('../dist/database/embedded-postgres.js');
 const { startServer } = require('./chaos/server.js');
+const { sdkRefundOperation, MAX_RETRIES } = require('./chaos/sdk-client.js');
 
 const SECRET = `whsec_${Buffer.from('chaos-harness-webhook-secret-0001').toString('base64')}`;
 const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
@@ -28,12 +32,18 @@ const LIMIT_MS = 10 * 60 * 1000;
 
 function parseOptions(argv) {
   const options = { operations: 300, workers: 8, kills: 10, 'db-restarts': 1 };
+  let client = 'fetch';
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i].replace(/^--/, '');
+    if (name === 'client' && ['fetch', 'sdk'].includes(argv[i + 1])) {
+      client = argv[i + 1];
+      continue;
+    }
     if (!(name in options) || !/^\d+$/.test(argv[i + 1] ?? '')) throw new Error(`bad option ${argv[i]} ${argv[i + 1] ?? ''}`);
     options[name] = Number(argv[i + 1]);
   }
-  return { operations: options.operations, workers: options.workers, kills: options.kills, dbRestarts: options['db-restarts'] };
+  const { operations, workers, kills } = options;
+  return { operations, workers, kills, dbRestarts: options['db-restarts'], client };
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -48,7 +58,9 @@ async function main() {
   const stats = { kills: 0, dbRestarts: 0, attempts: 0, replays: 0, retried: { 409: 0, '5xx': 0, connection: 0 } };
   try {
     const { key, orderId } = await setUp(server.url, options.operations * 10);
-    const operations = Array.from({ length: options.operations }, () => ({ key: randomUUID(), refundId: null, failure: null }));
+    const sdk = options.client === 'sdk';
+    const newOperation = () => ({ key: sdk ? null : randomUUID(), refundId: null, failure: null });
+    const operations = Array.from({ length: options.operations }, newOperation);
     let done = 0;
     const body = JSON.stringify({ order_id: orderId, amount: 1 });
 
@@ -82,9 +94,10 @@ async function main() {
     };
 
     const queue = [...operations];
+    const operation = sdk ? sdkRefundOperation(server.url, key, orderId, stats) : runOperation;
     const workers = Array.from({ length: options.workers }, async () => {
       for (let op = queue.shift(); op; op = queue.shift()) {
-        await runOperation(op);
+        await operation(op);
         done++;
       }
     });
@@ -112,6 +125,7 @@ async function main() {
 
     await Promise.all(workers);
     await chaos;
+    if (sdk) stats.resumed = await operation.resumeFailed(operations);
     const verdict = await verify(cluster.url, orderId, operations);
     const result = { ...options, ...stats, ...verdict, durationSeconds: Math.round((Date.now() - started) / 100) / 10 };
     report(result);
@@ -151,7 +165,8 @@ async function verify(url, orderId, operations) {
   await client.connect();
   try {
     const refunds = (await client.query('SELECT id, amount FROM refunds WHERE order_id = $1', [orderId])).rows;
-    const keys = (await client.query('SELECT key, response_status, response_body FROM idempotency_keys WHERE key = ANY($1)', [operations.map((op) => op.key)])).rows;
+    const operationKeys = operations.map((op) => op.key).filter((key) => key !== null);
+    const keys = (await client.query('SELECT key, response_status, response_body FROM idempotency_keys WHERE key = ANY($1)', [operationKeys])).rows;
     const [order] = (await client.query('SELECT amount_refunded FROM orders WHERE id = $1', [orderId])).rows;
     const storedRefund = new Map(keys.map((row) => [row.key, row.response_status === 201 ? JSON.parse(row.response_body).data.id : null]));
     const refundIds = new Set(refunds.map((row) => row.id));
@@ -182,10 +197,17 @@ async function verify(url, orderId, operations) {
 function report(result) {
   const lines = [
     `operations      ${result.operations} refunds of 1, ${result.workers} workers, Idempotency-Key only`,
+    `clients         ${result.client === 'sdk' ? `@kukopay/node (its own retries, maxRetries ${MAX_RETRIES})` : 'fetch with the retry loop of bench/chaos.js'}`,
     `server kills    ${result.kills} (SIGKILL, then restart)`,
     `db restarts     ${result.dbRestarts}`,
-    `attempts        ${result.attempts} (retried: ${result.retried[409]} × 409, ${result.retried['5xx']} × 5xx, ${result.retried.connection} × connection error)`,
+    result.client === 'sdk'
+      ? `attempts        ${result.attempts} (${result.attempts - result.operations} retries inside the client; ` +
+        `${result.retriedCalls ?? 0} calls succeeded after retrying)`
+      : `attempts        ${result.attempts} (retried: ${result.retried[409]} × 409, ${result.retried['5xx']} × 5xx, ${result.retried.connection} × connection error)`,
     `replays         ${result.replays}`,
+    ...(result.client === 'sdk'
+      ? [`resumed         ${result.resumed} (KukoPayConnectionError, called again with its key after the kills)`]
+      : []),
     `duration        ${result.durationSeconds} s`,
     `in the database ${result.refunds} refunds, amount_refunded ${result.amountRefunded}`,
     `lost ${result.lost}, duplicated ${result.duplicated}, failed ${result.failed}${result.firstFailure ? ` (first: ${result.firstFailure})` : ''}`,

@@ -1,0 +1,41 @@
+import { verify } from './notifications.ts';
+import { checkLimits, RequestSender } from './request-sender.ts';
+import { AccountResource, Events, Orders, Refunds } from './resources.ts';
+
+export interface KukoPayOptions {
+  /** Where the API is served, e.g. `https://payments.example.com` (no default: the service is self-hosted). */
+  baseUrl: string;
+  /** Retries after the first attempt of each call; default 3. */
+  maxRetries?: number;
+  /** Milliseconds each attempt may take; default 30000. */
+  timeoutMs?: number;
+}
+
+/**
+ * The client: `new KukoPay(apiKey, { baseUrl })`. Every call retries connection errors,
+ * timeouts, 409, 429 and 5xx with backoff; every POST is sent with one Idempotency-Key
+ * and the same body bytes on every attempt, so a retry never executes twice.
+ */
+export class KukoPay {
+  static readonly notifications = { verify } as const;
+
+  readonly orders: Orders;
+  readonly refunds: Refunds;
+  readonly events: Events;
+  readonly account: AccountResource;
+
+  constructor(apiKey: string, options: KukoPayOptions) {
+    if (typeof apiKey !== 'string' || !/^kuko_(test|live)_/.test(apiKey)) {
+      throw new TypeError('The API key is the kuko_test_… or kuko_live_… secret key of your merchant.');
+    }
+    const maxRetries = options?.maxRetries ?? 3;
+    const timeoutMs = options?.timeoutMs ?? 30000;
+    checkLimits(maxRetries, timeoutMs);
+    if (!/^https?:\/\/[^/]/.test(options?.baseUrl ?? '')) throw new TypeError('baseUrl must be an http(s) URL.');
+    const sender = new RequestSender({ apiKey, baseUrl: options.baseUrl, maxRetries, timeoutMs });
+    this.orders = new Orders(sender);
+    this.refunds = new Refunds(sender);
+    this.events = new Events(sender);
+    this.account = new AccountResource(sender);
+  }
+}

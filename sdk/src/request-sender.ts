@@ -1,0 +1,200 @@
+/**
+ * Sends one logical request as one or more attempts (the model is stripe-node's
+ * RequestSender). What makes the retries safe:
+ *
+ * - a POST carries one Idempotency-Key for the whole call: the caller's, never replaced,
+ *   or a UUID v4 minted once before the first attempt;
+ * - the body is serialised once, so every attempt sends the identical bytes (the server
+ *   refuses a key reused with another body);
+ * - whether and when to retry is decided by the pure `retryDecision` (retry.ts).
+ *
+ * Each attempt has its own `timeoutMs`, which covers the answer's headers and body.
+ */
+import { randomUUID } from 'node:crypto';
+import { errorFromAnswer, KukoPayAPIError, KukoPayConnectionError, KukoPayError } from './errors.ts';
+import { AttemptFailure, retryDecision } from './retry.ts';
+import { VERSION } from './version.ts';
+
+export interface RequestOptions {
+  /** Milliseconds each attempt may take (connection, headers and body); default: the client's. */
+  timeoutMs?: number;
+  /** Retries after the first attempt; default: the client's. */
+  maxRetries?: number;
+}
+
+export interface PostOptions extends RequestOptions {
+  /**
+   * The operation's Idempotency-Key. Default: a UUID v4 minted once per call. Pass your own
+   * (and store it) to retry an operation across calls or processes, e.g. after a
+   * KukoPayConnectionError.
+   */
+  idempotencyKey?: string;
+}
+
+/** What the last attempt of a call got back. */
+export interface LastResponse {
+  status: number;
+  requestId: string | null;
+  /** True when the server replayed the stored answer of an earlier attempt with the same key. */
+  idempotentReplayed: boolean;
+  /** Names in lower case. */
+  headers: Readonly<Record<string, string>>;
+  /** The key the call was sent with (POST only). */
+  idempotencyKey: string | null;
+  /** Attempts the call took, the first included. */
+  attempts: number;
+}
+
+export type WithLastResponse<T> = T & { readonly lastResponse: LastResponse };
+
+export interface SenderConfig {
+  apiKey: string;
+  baseUrl: string;
+  maxRetries: number;
+  timeoutMs: number;
+}
+
+export interface ApiRequest {
+  method: 'GET' | 'POST';
+  path: string;
+  query?: Readonly<Record<string, string | number | undefined>>;
+  /** POST only; absent for writes that take no body (close, redeliver). */
+  body?: object;
+  options?: PostOptions;
+}
+
+type AttemptResult =
+  | { status: number; headers: Record<string, string>; text: string }
+  | { status: null; failure: AttemptFailure; error: unknown };
+
+const USER_AGENT = `kukopay-node/${VERSION} node/${process.version}`;
+
+export class RequestSender {
+  constructor(private readonly config: SenderConfig) {}
+
+  /** The parsed body of the successful answer, and what the last attempt got. */
+  async send(request: ApiRequest): Promise<{ body: Record<string, unknown>; lastResponse: LastResponse }> {
+    const options = request.options ?? {};
+    const maxRetries = options.maxRetries ?? this.config.maxRetries;
+    const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
+    checkLimits(maxRetries, timeoutMs);
+    const idempotencyKey = request.method === 'POST' ? (options.idempotencyKey ?? randomUUID()) : null;
+    if (idempotencyKey !== null && !/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
+      throw new TypeError('idempotencyKey must be 1 to 255 printable ASCII characters.');
+    }
+    const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+    const headers: Record<string, string> = {
+      'X-Api-Key': this.config.apiKey,
+      Accept: 'application/json',
+      'User-Agent': USER_AGENT,
+    };
+    if (idempotencyKey !== null) headers['Idempotency-Key'] = idempotencyKey;
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const url = this.url(request);
+
+    for (let attempt = 1; ; attempt++) {
+      const result = await this.attempt(url, { method: request.method, headers, body }, timeoutMs);
+      if (result.status !== null && result.status >= 200 && result.status < 300) {
+        return this.success(result, idempotencyKey, attempt);
+      }
+      const outcome = {
+        attempt,
+        status: result.status,
+        failure: result.status === null ? result.failure : null,
+        headers: result.status === null ? {} : result.headers,
+      };
+      const decision = retryDecision(outcome, maxRetries);
+      if (!decision.retry) throw this.failure(result, idempotencyKey, timeoutMs);
+      await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
+    }
+  }
+
+  private url({ path, query }: ApiRequest): string {
+    const url = new URL(`${this.config.baseUrl.replace(/\/+$/, '')}${path}`);
+    for (const [name, value] of Object.entries(query ?? {})) {
+      if (value !== undefined) url.searchParams.set(name, String(value));
+    }
+    return url.toString();
+  }
+
+  private async attempt(url: string, init: RequestInit, timeoutMs: number): Promise<AttemptResult> {
+    const signal = AbortSignal.timeout(timeoutMs);
+    try {
+      const response = await fetch(url, { ...init, signal, redirect: 'manual' });
+      const text = await response.text();
+      const headers: Record<string, string> = {};
+      response.headers.forEach((value, name) => (headers[name] = value));
+      return { status: response.status, headers, text };
+    } catch (error) {
+      return { status: null, failure: signal.aborted ? 'timeout' : 'connection', error };
+    }
+  }
+
+  private success(
+    result: { status: number; headers: Record<string, string>; text: string },
+    idempotencyKey: string | null,
+    attempts: number,
+  ) {
+    const lastResponse: LastResponse = {
+      status: result.status,
+      requestId: result.headers['x-request-id'] ?? null,
+      idempotentReplayed: result.headers['idempotent-replayed'] === 'true',
+      headers: result.headers,
+      idempotencyKey,
+      attempts,
+    };
+    const body = parseJson(result.text);
+    if (typeof body !== 'object' || body === null || !('data' in body)) {
+      throw new KukoPayAPIError({
+        message: `The server answered ${result.status} with a body that is not a KukoPay answer.`,
+        status: result.status,
+        code: null,
+        param: null,
+        requestId: lastResponse.requestId,
+        idempotencyKey,
+        headers: result.headers,
+      });
+    }
+    return { body: body as Record<string, unknown>, lastResponse };
+  }
+
+  private failure(result: AttemptResult, idempotencyKey: string | null, timeoutMs: number): KukoPayError {
+    if (result.status !== null) {
+      const { status, headers, text } = result;
+      return errorFromAnswer({ status, headers, body: parseJson(text), idempotencyKey });
+    }
+    const message =
+      result.failure === 'timeout'
+        ? `No answer within ${timeoutMs} ms.`
+        : `The connection to the server failed: ${describe(result.error)}.`;
+    const retry =
+      idempotencyKey === null ? '' : ` Retry with the same idempotencyKey (${idempotencyKey}) to get its outcome.`;
+    const fields = { message: message + retry, status: null, code: null, param: null, requestId: null, idempotencyKey };
+    return new KukoPayConnectionError(result.failure, { ...fields, headers: {} }, result.error);
+  }
+}
+
+/** Throws a TypeError for a retry count or timeout that cannot be meant. */
+export function checkLimits(maxRetries: number, timeoutMs: number): void {
+  if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError('maxRetries must be an integer ≥ 0.');
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs must be an integer > 0.');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function describe(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  return cause instanceof Error ? cause.message : String(cause);
+}
+
+/** Attaches `lastResponse` without making it part of the object's own JSON. */
+export function withLastResponse<T extends object>(value: T, lastResponse: LastResponse): WithLastResponse<T> {
+  Object.defineProperty(value, 'lastResponse', { value: lastResponse, enumerable: false });
+  return value as WithLastResponse<T>;
+}

@@ -1,0 +1,109 @@
+import { ListRequest, Page } from './list.ts';
+import { PostOptions, RequestOptions, RequestSender, WithLastResponse, withLastResponse } from './request-sender.ts';
+import type {
+  Account,
+  CreateOrderDto,
+  CreateRefundDto,
+  EventListParams,
+  EventWithDelivery,
+  Order,
+  OrderListParams,
+  PageParams,
+  Refund,
+  RefundListParams,
+} from './types.ts';
+
+type Query = Record<string, string | number | undefined>;
+
+/** The requests every resource makes: one object, or one page of a list. */
+class Resource {
+  constructor(protected readonly sender: RequestSender) {}
+
+  protected async object<T extends object>(
+    method: 'GET' | 'POST',
+    path: string,
+    options: PostOptions | undefined,
+    extra: { body?: object; query?: Query } = {},
+  ): Promise<WithLastResponse<T>> {
+    const { body, lastResponse } = await this.sender.send({ method, path, options, ...extra });
+    return withLastResponse(body.data as T, lastResponse);
+  }
+
+  protected paginate<T extends { id: string }>(path: string, params: PageParams & Query, options?: RequestOptions) {
+    const fetchPage = async (page: PageParams & Query) => {
+      const { body, lastResponse } = await this.sender.send({ method: 'GET', path, query: page, options });
+      const result: Page<T> = { data: body.data as T[], has_more: body.has_more === true };
+      return withLastResponse(result, lastResponse);
+    };
+    return new ListRequest<T, PageParams & Query>(fetchPage, params);
+  }
+}
+
+const segment = encodeURIComponent;
+
+export class Orders extends Resource {
+  /** 201 creates; 200 returns the order that already has this out_trade_no (see lastResponse.status). */
+  create(params: CreateOrderDto, options?: PostOptions) {
+    return this.object<Order>('POST', '/v1/orders', options, { body: params });
+  }
+
+  retrieve(id: string, options?: RequestOptions) {
+    return this.object<Order>('GET', `/v1/orders/${segment(id)}`, options);
+  }
+
+  retrieveByOutTradeNo(outTradeNo: string, options?: RequestOptions) {
+    return this.object<Order>('GET', '/v1/orders', options, { query: { out_trade_no: outTradeNo } });
+  }
+
+  /** Newest first; `for await` walks every page. */
+  list(params: OrderListParams = {}, options?: RequestOptions) {
+    return this.paginate<Order>('/v1/orders', { ...params }, options);
+  }
+
+  close(id: string, options?: PostOptions) {
+    return this.object<Order>('POST', `/v1/orders/${segment(id)}/close`, options);
+  }
+}
+
+export class Refunds extends Resource {
+  /** 201 creates; 200 returns the refund that already has this out_refund_no. */
+  create(params: CreateRefundDto, options?: PostOptions) {
+    return this.object<Refund>('POST', '/v1/refunds', options, { body: params });
+  }
+
+  retrieve(id: string, options?: RequestOptions) {
+    return this.object<Refund>('GET', `/v1/refunds/${segment(id)}`, options);
+  }
+
+  retrieveByOutRefundNo(outRefundNo: string, options?: RequestOptions) {
+    return this.object<Refund>('GET', '/v1/refunds', options, { query: { out_refund_no: outRefundNo } });
+  }
+
+  /** The refunds of one order, newest first; `for await` walks every page. */
+  list({ order_id, ...page }: RefundListParams, options?: RequestOptions) {
+    return this.paginate<Refund>(`/v1/orders/${segment(order_id)}/refunds`, page, options);
+  }
+}
+
+export class Events extends Resource {
+  retrieve(id: string, options?: RequestOptions) {
+    return this.object<EventWithDelivery>('GET', `/v1/events/${segment(id)}`, options);
+  }
+
+  /** Newest first, optionally of one type or one order; `for await` walks every page. */
+  list(params: EventListParams = {}, options?: RequestOptions) {
+    return this.paginate<EventWithDelivery>('/v1/events', { ...params }, options);
+  }
+
+  /** One more delivery attempt now, outside the schedule (answered 202). */
+  redeliver(id: string, options?: PostOptions) {
+    return this.object<EventWithDelivery>('POST', `/v1/events/${segment(id)}/redeliver`, options);
+  }
+}
+
+export class AccountResource extends Resource {
+  /** The merchant and environment the API key belongs to. */
+  retrieve(options?: RequestOptions) {
+    return this.object<Account>('GET', '/v1/account', options);
+  }
+}
