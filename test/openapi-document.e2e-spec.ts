@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -141,7 +142,7 @@ describe('the OpenAPI document (/docs-json)', () => {
   });
 
   it('documents exactly the fields the validation reads (one source)', () => {
-    const validated = (dto: Function) =>
+    const validated = (dto: Type<unknown>) =>
       [
         ...new Set(
           getMetadataStorage()

@@ -1,4 +1,4 @@
-import { RequestMethod } from '@nestjs/common';
+import { RequestMethod , Type } from '@nestjs/common';
 import { ApiBearerAuth, ApiExtension, ApiExtraModels, ApiSecurity } from '@nestjs/swagger';
 import { ErrorCode } from '../errors/error-catalog';
 import { addErrorCodes, declare } from './declared-responses';
@@ -12,9 +12,9 @@ import { ErrorSchema } from './error.schema';
  */
 export function ApiErrors(...codes: ErrorCode[]): MethodDecorator & ClassDecorator {
   return ((target: object, _key?: string | symbol, descriptor?: PropertyDescriptor) => {
-    const handlers = descriptor ? [descriptor.value as object] : routeHandlers(target as Function);
+    const handlers = descriptor ? [descriptor.value as object] : routeHandlers(target as Type<unknown>);
     for (const handler of handlers) declare(handler, (declared) => addErrorCodes(declared, codes));
-    ApiExtraModels(ErrorSchema)(target as Function);
+    ApiExtraModels(ErrorSchema)(target as Type<unknown>);
     return descriptor ?? target;
   }) as MethodDecorator & ClassDecorator;
 }
@@ -42,7 +42,7 @@ const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'parameter_invalid', 'payload_
  */
 export function ApiStandardErrors(auth: RouteAuth, options: { database?: boolean } = {}): ClassDecorator {
   return (target) => {
-    for (const handler of routeHandlers(target)) {
+    for (const handler of routeHandlers(target as unknown as Type<unknown>)) {
       const isWrite = Reflect.getMetadata('method', handler) === RequestMethod.POST;
       const codes: ErrorCode[] = [...AUTH_ERRORS[auth], 'internal_error'];
       // Path parameters pass the validation pipe, which refuses values PostgreSQL cannot store.
@@ -60,7 +60,7 @@ export function ApiStandardErrors(auth: RouteAuth, options: { database?: boolean
 }
 
 /** The route handlers of a controller: its methods that carry Nest's route metadata. */
-export function routeHandlers(controller: Function): object[] {
+export function routeHandlers(controller: Type<unknown>): object[] {
   const prototype = controller.prototype as Record<string, unknown>;
   return Object.getOwnPropertyNames(prototype)
     .filter((name) => name !== 'constructor')

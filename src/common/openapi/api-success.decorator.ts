@@ -1,4 +1,4 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators , Type } from '@nestjs/common';
 import { ApiExtraModels, getSchemaPath } from '@nestjs/swagger';
 import type { HeaderObject, SchemaObject } from '@nestjs/swagger';
 import { declare, SuccessResponse } from './declared-responses';
@@ -7,7 +7,7 @@ import { REQUEST_ID_PATTERN } from './headers';
 const REQUEST_ID = { type: 'string', pattern: REQUEST_ID_PATTERN } as const;
 
 /** `{data: <model>, request_id}`: the success envelope around one object. */
-export function dataOf(model: Function): SchemaObject {
+export function dataOf(model: Type<unknown>): SchemaObject {
   return {
     type: 'object',
     required: ['data', 'request_id'],
@@ -16,7 +16,7 @@ export function dataOf(model: Function): SchemaObject {
 }
 
 /** `{data: [<model>], has_more, request_id}`: one page of a list, newest first. */
-export function pageOf(model: Function): SchemaObject {
+export function pageOf(model: Type<unknown>): SchemaObject {
   return {
     type: 'object',
     required: ['data', 'has_more', 'request_id'],
@@ -29,7 +29,7 @@ export function pageOf(model: Function): SchemaObject {
 }
 
 /** A success answer with any schema (see dataOf, pageOf); models it refers to must be listed. */
-export function ApiSuccess(status: number, response: SuccessResponse, models: Function[] = []): MethodDecorator {
+export function ApiSuccess(status: number, response: SuccessResponse, models: Type<unknown>[] = []): MethodDecorator {
   const decorator: MethodDecorator = (_target, _key, descriptor) => {
     declare(descriptor.value as object, (declared) => declared.success.set(status, response));
     return descriptor;
@@ -45,7 +45,7 @@ interface DataOptions {
 }
 
 /** A success answer whose `data` is one object of `model`. */
-export function ApiData(status: number, model: Function, options: DataOptions): MethodDecorator {
+export function ApiData(status: number, model: Type<unknown>, options: DataOptions): MethodDecorator {
   return ApiSuccess(
     status,
     {
@@ -59,7 +59,7 @@ export function ApiData(status: number, model: Function, options: DataOptions): 
 }
 
 /** A success answer that is one page of `model`. */
-export function ApiPage(model: Function, options: DataOptions): MethodDecorator {
+export function ApiPage(model: Type<unknown>, options: DataOptions): MethodDecorator {
   return ApiSuccess(
     200,
     {

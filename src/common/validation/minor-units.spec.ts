@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import 'reflect-metadata';
 import { CreateOrderDto } from '../../orders/dto/create-order.dto';
 import { CreateRefundDto } from '../../refunds/dto/create-refund.dto';
@@ -6,7 +7,7 @@ import { createValidationPipe } from '../http/validation.pipe';
 
 const order = { out_trade_no: 'ORDER_1', currency: 'USD', subject: 'Annual plan' };
 
-async function refusal(metatype: Function, body: object): Promise<DomainError> {
+async function refusal(metatype: Type<unknown>, body: object): Promise<DomainError> {
   try {
     await createValidationPipe().transform(body, { type: 'body', metatype: metatype as never });
   } catch (error) {
