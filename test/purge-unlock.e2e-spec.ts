@@ -48,7 +48,9 @@ describe('the purge when unlocking fails (docs/operations.md)', () => {
     });
   }
 
-  it('closes the connection instead of returning it to the pool still holding the lock', async () => {
+  // Behind a transaction pooler the purge holds no session lock at all (docs/operations.md).
+  const direct = process.env.KUKO_TEST_POOLER === undefined;
+  (direct ? it : it.skip)('closes the connection instead of returning it to the pool still holding the lock', async () => {
     const dataSource = t.app.get(DataSource);
     const result = await IdempotencyPurgeService.on(withFailingUnlock(dataSource), SESSION).purge();
     expect(result).toMatchObject({ skipped: false, finished: true });
