@@ -6,6 +6,8 @@ import { DatabaseModule } from './database/database.module';
 import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { MerchantsModule } from './merchants/merchants.module';
+import { NotificationsModule } from './notifications/notifications.module';
+import { TestHelpersModule } from './notifications/test-helpers.module';
 import { OrdersModule } from './orders/orders.module';
 import { RefundsModule } from './refunds/refunds.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -31,6 +33,8 @@ export class AppModule {
         OrdersModule,
         RefundsModule,
         WebhooksModule,
+        NotificationsModule,
+        TestHelpersModule,
       ],
     };
   }

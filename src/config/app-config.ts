@@ -3,6 +3,7 @@
  * the process with a message that names the variable (ConfigError), never a late crash.
  */
 import { CronTime } from 'cron';
+import { loadNotificationConfig, NotificationConfig } from './notification-config';
 import { parseWebhookSecrets, WebhookSecrets } from './webhook-secrets';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -20,6 +21,7 @@ export interface AppConfig {
   /** null when switched off with IDEMPOTENCY_PURGE_CRON=off. */
   idempotencyPurgeCron: string | null;
   logLevel: LogLevel;
+  notifications: NotificationConfig;
 }
 
 export class ConfigError extends Error {
@@ -43,6 +45,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86400, 1, 365 * 86400),
     idempotencyPurgeCron: purgeCron(env),
     logLevel: logLevel(env),
+    notifications: loadNotificationConfig(env),
   });
 }
 

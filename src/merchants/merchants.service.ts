@@ -3,6 +3,7 @@ import { RequestAuth } from '../common/auth/request-auth';
 import { newId } from '../common/ids';
 import { Db } from '../database/db';
 import { ENVIRONMENTS, Environment } from '../database/environment';
+import { NotificationSecrets } from '../notifications/notification-secrets.service';
 import { displayPrefix, generateApiKey, hashApiKey } from './api-key';
 
 export interface CreatedMerchant {
@@ -10,12 +11,17 @@ export interface CreatedMerchant {
   name: string;
   /** Shown once: only their hashes are stored. */
   api_keys: Record<Environment, string>;
+  /** Shown once: they sign the merchant's notifications (docs/notifications.md). */
+  notification_secrets: Record<Environment, string>;
   created_at: string;
 }
 
 @Injectable()
 export class MerchantsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly notificationSecrets: NotificationSecrets,
+  ) {}
 
   create(name: string): Promise<CreatedMerchant> {
     return this.db.transaction(() => this.insertMerchant(name));
@@ -35,7 +41,14 @@ export class MerchantsService {
         [newId('key'), id, environment, hashApiKey(keys[environment]), displayPrefix(keys[environment])],
       );
     }
-    return { id, name, api_keys: keys, created_at: merchant!.created_at.toISOString() };
+    const notificationSecrets = await this.notificationSecrets.createForMerchant(id);
+    return {
+      id,
+      name,
+      api_keys: keys,
+      notification_secrets: notificationSecrets,
+      created_at: merchant!.created_at.toISOString(),
+    };
   }
 
   async getAccount({ merchantId, environment }: RequestAuth) {

@@ -5,6 +5,8 @@ import { Page } from '../common/http/api-response';
 import { newId } from '../common/ids';
 import { keysetPage, PageQuery } from '../common/pagination';
 import { Db, NamedStatement } from '../database/db';
+import { EventRecorder } from '../notifications/event-recorder.service';
+import { NotifyUrlPolicy } from '../notifications/notify-url.policy';
 import { CreateOrderDto } from './dto/create-order.dto';
 import { ORDER_COLUMNS, OrderObject, OrderRow, toOrderObject } from './order';
 
@@ -26,7 +28,11 @@ export interface CreatedOrder {
 
 @Injectable()
 export class OrdersService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: EventRecorder,
+    private readonly notifyUrls: NotifyUrlPolicy,
+  ) {}
 
   /**
    * Business idempotency: the unique (merchant, environment, out_trade_no) constraint is
@@ -34,6 +40,7 @@ export class OrdersService {
    * (a fresh statement, so it sees a competitor that has just committed).
    */
   async create(auth: RequestAuth, dto: CreateOrderDto): Promise<CreatedOrder> {
+    this.notifyUrls.check(auth, dto.notify_url);
     const inserted = await this.db.one<OrderRow>(INSERT_ORDER, [
       newId('ord'),
       auth.merchantId,
@@ -97,7 +104,10 @@ export class OrdersService {
         RETURNING ${ORDER_COLUMNS}`,
       [id, auth.merchantId, auth.environment],
     );
-    if (closed) return toOrderObject(closed);
+    if (closed) {
+      await this.events.orderChanged('order.closed', closed.id);
+      return toOrderObject(closed);
+    }
     const order = await this.getById(auth, id);
     throw new DomainError(
       'order_not_closable',

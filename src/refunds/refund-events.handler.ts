@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Db } from '../database/db';
 import { Environment } from '../database/environment';
+import { EventRecorder } from '../notifications/event-recorder.service';
 import { field, optionalString, WebhookEvent } from '../webhooks/webhook-event';
 import { EventOutcome, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
 import { RefundStatus } from './refund';
@@ -23,7 +24,10 @@ interface SettlingRefund {
 export class RefundEventsHandler implements WebhookEventHandler {
   readonly types = ['refund.succeeded', 'refund.failed'] as const;
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: EventRecorder,
+  ) {}
 
   async apply(event: WebhookEvent): Promise<EventOutcome> {
     const refund = await this.lockRefund(field(event, 'refund_id', 'string'));
@@ -39,6 +43,7 @@ export class RefundEventsHandler implements WebhookEventHandler {
 
     if (event.type === 'refund.succeeded') {
       await this.db.rows(`UPDATE refunds SET status = 'succeeded', succeeded_at = now() WHERE id = $1`, [refund.id]);
+      await this.events.refundSettled('refund.succeeded', refund.id);
       return outcome('processed', null);
     }
     const code = optionalString(event, 'failure_code');
@@ -53,6 +58,7 @@ export class RefundEventsHandler implements WebhookEventHandler {
         WHERE id = $1`,
       [refund.order_id, refund.amount],
     );
+    await this.events.refundSettled('refund.failed', refund.id);
     return outcome('processed', `refund failed (${code ?? 'unknown'}); its amount is refundable again`);
   }
 

@@ -5,6 +5,7 @@ import { Page } from '../common/http/api-response';
 import { newId } from '../common/ids';
 import { keysetPage, PageQuery } from '../common/pagination';
 import { Db } from '../database/db';
+import { NotifyUrlPolicy } from '../notifications/notify-url.policy';
 import { money, OrderStatus } from '../orders/order';
 import { CreateRefundDto } from './dto/create-refund.dto';
 import { REFUND_COLUMNS, RefundObject, RefundRow, toRefundObject } from './refund';
@@ -30,10 +31,14 @@ interface LockedOrder {
  */
 @Injectable()
 export class RefundsService {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly notifyUrls: NotifyUrlPolicy,
+  ) {}
 
   async create(auth: RequestAuth, dto: CreateRefundDto): Promise<CreatedRefund> {
     checkOrderReference(dto);
+    this.notifyUrls.check(auth, dto.notify_url);
     if (auth.environment === 'live' && dto.out_refund_no === undefined) {
       throw new DomainError('parameter_missing', 'out_refund_no is required for live refunds.', 'out_refund_no');
     }
@@ -79,6 +84,7 @@ export class RefundsService {
         WHERE id = $1`,
       [order.id, amount],
     );
+    await this.notifyUrls.attachToRefund(inserted.id, dto.notify_url);
     return { refund: toRefundObject(inserted), created: true };
   }
 

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { newId } from '../common/ids';
 import { Db, NamedStatement } from '../database/db';
 import { Environment } from '../database/environment';
+import { EventRecorder } from '../notifications/event-recorder.service';
 import { money, OrderStatus } from '../orders/order';
 import { field, optionalString, WebhookEvent } from './webhook-event';
 import { EventOutcome, notReady, WebhookEventHandler } from './webhook-event-handler';
@@ -40,7 +41,10 @@ export class PaymentEventsHandler implements WebhookEventHandler {
   readonly types = ['payment.succeeded', 'payment.failed'] as const;
   private readonly logger = new Logger(PaymentEventsHandler.name);
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly events: EventRecorder,
+  ) {}
 
   async apply(event: WebhookEvent, provider: string): Promise<EventOutcome> {
     const orderId = field(event, 'order_id', 'string');
@@ -82,6 +86,7 @@ export class PaymentEventsHandler implements WebhookEventHandler {
       event.id,
       payment.paymentId,
     ]);
+    await this.events.orderChanged('order.paid', order.id);
     return outcome(order, 'processed', null);
   }
 

@@ -18,5 +18,6 @@ import { WebhooksController } from './webhooks.controller';
     },
     WebhookReceiver,
   ],
+  exports: [WebhookReceiver],
 })
 export class WebhooksModule {}

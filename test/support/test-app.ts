@@ -22,7 +22,9 @@ export interface TestApp {
  */
 export async function startTestApp(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestApp> {
   const database = db ?? (await createTestDatabase());
-  const config = loadConfig({ ADMIN_TOKEN, LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent', ...env });
+  // No delivery workers unless a test asks (NOTIFY_WORKERS=on): tests send nothing to the internet.
+  const logLevel = process.env.TEST_LOG_LEVEL ?? 'silent';
+  const config = loadConfig({ ADMIN_TOKEN, LOG_LEVEL: logLevel, NOTIFY_WORKERS: 'off', ...env });
   const app = await createApp({ config, databaseUrl: database.url });
   return {
     app,

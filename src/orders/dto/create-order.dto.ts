@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsInt, IsString, Length, Matches, Max, MaxLength, Min } from 'class-validator';
 import { IsCallbackUrl, IsCurrencyCode, IsMetadata, Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
+import { IsNotifyUrl } from '../../notifications/notify-url.validator';
 
 export const MAX_AMOUNT = 100_000_000_000;
 
@@ -37,7 +38,7 @@ export class CreateOrderDto {
 
   @ApiPropertyOptional({ example: 'https://merchant.example/kukopay/notify' })
   @Optional()
-  @IsCallbackUrl()
+  @IsNotifyUrl()
   notify_url?: string;
 
   @ApiPropertyOptional({ example: 'https://merchant.example/thanks' })

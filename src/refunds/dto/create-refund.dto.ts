@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsInt, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import { Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
 import { MAX_AMOUNT } from '../../orders/dto/create-order.dto';
+import { IsNotifyUrl } from '../../notifications/notify-url.validator';
 
 /** Exactly one of order_id and out_trade_no names the order (checked by the service). */
 export class CreateRefundDto {
@@ -35,4 +36,9 @@ export class CreateRefundDto {
   @IsString()
   @MaxLength(500)
   reason?: string;
+
+  @ApiPropertyOptional({ description: "Where this refund's notifications go; default: its order's notify_url" })
+  @Optional()
+  @IsNotifyUrl()
+  notify_url?: string;
 }

@@ -1,0 +1,138 @@
+/**
+ * The job queue that delivers notifications: graphile-worker on the application's
+ * PostgreSQL (docs/notifications.md, "Engine").
+ *
+ * - Its schema is migrated when the module initialises, before the server listens, even
+ *   with NOTIFY_WORKERS=off: a request may enqueue as soon as it is served.
+ * - Unless NOTIFY_WORKERS=off, a worker pool runs beside the HTTP server (or alone, with
+ *   `npm run worker`), woken by LISTEN/NOTIFY when a job is committed.
+ * - Recovery of jobs a killed worker held: graphile-worker unlocks them only after 4
+ *   hours. Each instance records a heartbeat for its worker ids every few seconds; any
+ *   instance unlocks the jobs of workers whose heartbeat is older than LEASE (their
+ *   process died), so such a job is attempted again within about half a minute.
+ * - On shutdown the pool stops taking jobs and waits for the attempts in flight, before
+ *   the database pool closes.
+ */
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import { EventEmitter } from 'node:events';
+import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { Logger as QueueLogger, run, Runner, runMigrations } from 'graphile-worker';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { Db } from '../database/db';
+import { DeliveryTask } from './delivery.task';
+import { DELIVER_TASK, DeliveryJob } from './events.repository';
+import { NotificationHttpClient } from './notification-http.client';
+
+const HEARTBEAT_MS = 5000;
+/** A worker silent for this long is dead; the jobs it holds are unlocked. */
+const LEASE_SECONDS = 20;
+
+@Injectable()
+export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(DeliveryQueue.name);
+  private pool: Pool | null = null;
+  private runner: Runner | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private readonly workerIds = new Set<string>();
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly db: Db,
+    private readonly task: DeliveryTask,
+    private readonly client: NotificationHttpClient,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const settings = this.config.notifications;
+    const url = (this.dataSource.options as { url?: string }).url;
+    this.pool = new Pool({
+      connectionString: url,
+      // One connection LISTENs; the others serve the workers' job queries.
+      max: settings.workers ? settings.concurrency + 2 : 2,
+      application_name: 'kukopay-notifications',
+      options: '-c lock_timeout=10000 -c TimeZone=UTC',
+    });
+    // A connection lost while idle (a database restart) must not crash the process.
+    this.pool.on('error', (error) => this.logger.warn(`queue connection lost: ${error.message}`));
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
+    await runMigrations({ pgPool: this.pool, logger: this.queueLogger() });
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.notifications.workers || !this.pool) return;
+    const events = new EventEmitter();
+    events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => {
+      this.workerIds.add(worker.workerId);
+      void this.beat();
+    });
+    this.runner = await run({
+      pgPool: this.pool,
+      concurrency: this.config.notifications.concurrency,
+      noHandleSignals: true,
+      pollInterval: 1000,
+      logger: this.queueLogger(),
+      events,
+      taskList: { [DELIVER_TASK]: async (payload) => this.task.run(payload as DeliveryJob) },
+    });
+    this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
+    this.heartbeat.unref();
+    this.logger.log(`notification workers started (concurrency ${this.config.notifications.concurrency})`);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    if (this.runner) {
+      await this.runner.stop().catch((error: Error) => this.logger.warn(`worker stop: ${error.message}`));
+      this.runner = null;
+      if (this.workerIds.size > 0) {
+        await this.db
+          .rows('DELETE FROM notification_workers WHERE worker_id = ANY($1)', [[...this.workerIds]])
+          .catch(() => undefined);
+      }
+    }
+    this.client.close();
+    await this.pool?.end().catch(() => undefined);
+    this.pool = null;
+  }
+
+  /**
+   * Renews this instance's workers' lease, then unlocks the jobs held by workers whose
+   * lease ran out. Any instance may do the second part; it is one idempotent statement.
+   */
+  private async beat(): Promise<void> {
+    try {
+      await this.db.rows(
+        `INSERT INTO notification_workers (worker_id) SELECT unnest($1::text[])
+         ON CONFLICT (worker_id) DO UPDATE SET seen_at = now()`,
+        [[...this.workerIds]],
+      );
+      await this.db.rows(
+        `WITH dead AS (
+           SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
+            WHERE j.locked_by IS NOT NULL AND j.locked_at < now() - make_interval(secs => $1)
+              AND NOT EXISTS (SELECT 1 FROM notification_workers w
+                               WHERE w.worker_id = j.locked_by AND w.seen_at > now() - make_interval(secs => $1)))
+         SELECT graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM dead HAVING count(*) > 0`,
+        [LEASE_SECONDS],
+      );
+      await this.db.rows(
+        `DELETE FROM notification_workers WHERE seen_at < now() - make_interval(secs => $1 * 10)`,
+        [LEASE_SECONDS],
+      );
+    } catch (error) {
+      this.logger.warn(`notification worker heartbeat failed: ${(error as Error).message}`);
+    }
+  }
+
+  private queueLogger(): QueueLogger {
+    return new QueueLogger(() => (level, message) => {
+      if (level === 'error') this.logger.error(message);
+      else if (level === 'warning') this.logger.warn(message);
+      else this.logger.debug?.(message);
+    });
+  }
+}
