@@ -28,6 +28,7 @@ import { NotificationHttpClient } from './notification-http.client';
 const HEARTBEAT_MS = 5000;
 /** A worker silent for this long is dead; the jobs it holds are unlocked. */
 const LEASE_SECONDS = 20;
+const RESTART_DELAY_MS = 2000;
 
 @Injectable()
 export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -35,7 +36,8 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private pool: Pool | null = null;
   private runner: Runner | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
-  private readonly workerIds = new Set<string>();
+  private workerIds = new Set<string>();
+  private stopping = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -63,26 +65,65 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.config.notifications.workers || !this.pool) return;
-    const events = new EventEmitter();
-    events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => {
-      this.workerIds.add(worker.workerId);
-      void this.beat();
-    });
-    this.runner = await run({
-      pgPool: this.pool,
-      concurrency: this.config.notifications.concurrency,
-      noHandleSignals: true,
-      pollInterval: 1000,
-      logger: this.queueLogger(),
-      events,
-      taskList: { [DELIVER_TASK]: async (payload) => this.task.run(payload as DeliveryJob) },
-    });
+    await this.start();
     this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
     this.logger.log(`notification workers started (concurrency ${this.config.notifications.concurrency})`);
   }
 
+  private async start(): Promise<void> {
+    // This generation's workers: only they get heartbeats; an abandoned pool's lease lapses.
+    const workerIds = new Set<string>();
+    this.workerIds = workerIds;
+    const events = new EventEmitter();
+    events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => {
+      workerIds.add(worker.workerId);
+      void this.beat();
+    });
+    // A stopped worker's lease lapses, so whatever it still held is unlocked for others.
+    events.on('worker:stop', ({ worker }: { worker: { workerId: string } }) => workerIds.delete(worker.workerId));
+    let runner: Runner | null = null;
+    // The pool shuts itself down when it cannot record a job's end (the database was
+    // away). Its shutdown can wait on itself when several such writes failed at once, so
+    // it is not awaited: a new pool starts, and the old one's jobs are unlocked once its
+    // workers' lease lapses.
+    const replace = () => {
+      if (this.stopping || (runner !== null && this.runner !== runner)) return;
+      this.logger.warn('the notification worker pool stopped; starting a new one');
+      this.runner = null;
+      workerIds.clear();
+      if (this.workerIds === workerIds) this.workerIds = new Set();
+      this.startLater();
+    };
+    events.on('pool:gracefulShutdown', () => replace());
+    runner = await run({
+      pgPool: this.pool!,
+      concurrency: this.config.notifications.concurrency,
+      noHandleSignals: true,
+      pollInterval: 1000,
+      logger: this.queueLogger(),
+      events,
+      // Batched (delay 0) job completion: a database failure while recording a job's end
+      // stops the pool (replaced above) instead of rejecting a promise nobody awaits.
+      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+      taskList: { [DELIVER_TASK]: async (payload) => this.task.run(payload as DeliveryJob) },
+    });
+    this.runner = runner;
+    runner.promise.then(replace, replace);
+  }
+
+  private startLater(): void {
+    setTimeout(() => {
+      if (this.stopping) return;
+      this.start().catch((error: Error) => {
+        this.logger.error(`notification workers could not start: ${error.message}`);
+        this.startLater();
+      });
+    }, RESTART_DELAY_MS).unref();
+  }
+
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
     if (this.runner) {

@@ -17,6 +17,8 @@ import { NotificationSecrets } from './notification-secrets.service';
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
   .version;
+/** About 10 seconds of retries in all. */
+const PERSIST_ATTEMPTS = 8;
 export const USER_AGENT = `KukoPay-Notifications/${VERSION}`;
 
 @Injectable()
@@ -41,10 +43,27 @@ export class DeliveryTask {
       { event_id: event.id, slot: job.slot ?? 'redelivery', status_code: result.statusCode, error: result.error },
       result.delivered ? 'notification delivered' : 'notification attempt failed',
     );
-    if (!scheduled) return this.events.recordRedelivery(event.id, result);
+    if (!scheduled) return this.persist(() => this.events.recordRedelivery(event.id, result));
     const schedule = this.config.notifications.retrySchedule;
     const next = job.slot! + 1 < schedule.length ? schedule[job.slot! + 1] : null;
-    await this.events.recordScheduled(event, job.slot!, result, next);
+    await this.persist(() => this.events.recordScheduled(event, job.slot!, result, next));
+  }
+
+  /**
+   * The merchant has answered; recording it is retried through a short database outage
+   * (a restart) rather than sending the notification again. After that the job fails,
+   * and the queue runs it again later: the attempt is repeated, never lost.
+   */
+  private async persist(record: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await record();
+      } catch (error) {
+        if (attempt >= PERSIST_ATTEMPTS) throw error;
+        this.logger.warn(`recording a notification attempt failed (${(error as Error).message}); retrying`);
+        await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+      }
+    }
   }
 
   private async attempt(event: EventRow, url: string): Promise<AttemptResult> {
