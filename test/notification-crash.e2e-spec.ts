@@ -71,6 +71,30 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     }
   }, 150000);
 
+  it('on SIGTERM lets the attempt in flight finish and records it before exiting', async () => {
+    const t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver(() => ({ status: 200 }), 1500);
+    const server = await startServerProcess({ DATABASE_URL: t.db.url, NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true' });
+    try {
+      const merchant = await createNotifiedMerchant(t);
+      const [eventId] = await payOrders(t, merchant.testKey, receiver.url, 1);
+      await until(() => receiver.received.length === 1);
+      server.child.kill('SIGTERM');
+      const code = await new Promise<number | null>((resolve) =>
+        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
+      );
+      expect(code).toBe(0);
+      const { rows } = await t.db.pool.query('SELECT delivery_status, attempts FROM events WHERE id = $1', [eventId]);
+      expect(rows[0]).toEqual({ delivery_status: 'delivered', attempts: 1 });
+      const jobs = await t.db.pool.query('SELECT count(*)::int AS n FROM graphile_worker.jobs');
+      expect(jobs.rows[0].n).toBe(0);
+    } finally {
+      await server.kill('SIGKILL');
+      await receiver.close();
+      await t.close();
+    }
+  }, 60000);
+
   it('delivers every event when PostgreSQL restarts during deliveries', async () => {
     const cluster = await startClusterProcess('notify-restart');
     const db = await createTestDatabase(cluster.url);
