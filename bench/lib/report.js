@@ -11,12 +11,16 @@ const RATIOS = [
   { figure: 'replay ÷ idempotent create', of: 'replay', over: 'create-key', metric: 'rps', min: 2 },
   { figure: 'idempotent create ÷ same SQL via pg', of: 'create-key', over: 'sql-ceiling', metric: 'rps', min: 0.6 },
   { figure: 'create p99 during purge ÷ before', of: 'purge-during', over: 'purge-before', metric: 'p99', max: 1.5 },
+  { figure: 'payment webhooks with notification enqueue ÷ without', of: 'webhooks-notify', over: 'webhooks-new', metric: 'rps', min: 0.8 },
 ];
 const REPORTED = [
   { figure: 'idempotent create p99 (ms)', row: 'create-key', metric: 'p99', connections: [50] },
   { figure: 'webhook deliveries/s, 1/2 duplicates', row: 'webhooks', metric: 'rps' },
   { figure: 'webhook deliveries/s, all new', row: 'webhooks-new', metric: 'rps' },
   { figure: 'webhook deliveries/s, all duplicates', row: 'webhooks-dup', metric: 'rps' },
+  { figure: 'notification deliveries/s (10 workers)', row: 'notify-deliveries', metric: 'rps' },
+  { figure: 'notification commit-to-delivery p50 (ms), idle', row: 'notify-latency', metric: 'p50' },
+  { figure: 'notification commit-to-delivery p99 (ms), idle', row: 'notify-latency', metric: 'p99' },
 ];
 
 function evaluate(rows) {

@@ -12,6 +12,7 @@ const { Tally } = require('./stats');
 const { webhookDeliveries } = require('./webhooks');
 const { sqlCeiling } = require('./ceiling');
 const { purgeImpact } = require('./purge');
+const { notificationScenarios } = require('./notifications');
 
 let sequence = 0;
 
@@ -113,6 +114,14 @@ const replay = {
   },
 };
 
-const SCENARIOS = [createWithKey, createWithoutKey, replay, ...webhookDeliveries, sqlCeiling, purgeImpact(createWithKey)];
+const SCENARIOS = [
+  createWithKey,
+  createWithoutKey,
+  replay,
+  ...webhookDeliveries,
+  sqlCeiling,
+  purgeImpact(createWithKey),
+  ...notificationScenarios,
+];
 
 module.exports = { SCENARIOS, nextTradeNo, orderBody };

@@ -28,6 +28,8 @@ async function startServer({ databaseUrl, logFile, cleanup }) {
       // The scenario that measures a purge runs it on purpose; a scheduled one must not
       // land in the middle of another scenario.
       IDEMPOTENCY_PURGE_CRON: 'off',
+      // Notifications go to the bench's own receiver on 127.0.0.1.
+      NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true',
     },
     stdio: ['ignore', log, log],
   });

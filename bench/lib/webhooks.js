@@ -9,20 +9,21 @@ const { Webhook } = require('standardwebhooks');
 const { connect } = require('./database');
 const { runHttp } = require('./load');
 const { Tally } = require('./stats');
+const { notificationReceiver } = require('./notifications');
 
 /** New events per second the order supply is sized for; running out is reported. */
 const MAX_NEW_EVENTS_PER_SECOND = 2500;
 
 /** Pending orders of 2990 USD, inserted in one statement (cheaper than the API). */
-async function pendingOrders(ctx, count) {
+async function pendingOrders(ctx, count, notifyUrl = null) {
   const client = await connect(ctx.database.url);
   try {
     const { rows } = await client.query(
-      `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject)
-       SELECT 'ord_' || md5(random()::text), $1, 'test', $2 || g, 2990, 'USD', 'Bench webhook'
+      `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject, notify_url)
+       SELECT 'ord_' || md5(random()::text), $1, 'test', $2 || g, 2990, 'USD', 'Bench webhook', $4
          FROM generate_series(1, $3) AS g
        RETURNING id`,
-      [ctx.server.merchantId, `W${ctx.tag}_${randomBytes(3).toString('hex')}_`, count],
+      [ctx.server.merchantId, `W${ctx.tag}_${randomBytes(3).toString('hex')}_`, count, notifyUrl],
     );
     return rows.map((row) => row.id);
   } finally {
@@ -41,7 +42,7 @@ function paymentSucceeded(orderId) {
   return { id, body };
 }
 
-function deliveries({ id, title, short, duplicates, connections: counts }) {
+function deliveries({ id, title, short, duplicates, connections: counts, notify = false }) {
   return {
     id,
     title,
@@ -49,7 +50,9 @@ function deliveries({ id, title, short, duplicates, connections: counts }) {
     expect: '200',
     connections: counts,
     async run(ctx, connections, seconds) {
-      const orders = await pendingOrders(ctx, Math.ceil(seconds * MAX_NEW_EVENTS_PER_SECOND));
+      // With notify, each payment also enqueues a notification, delivered to a local receiver.
+      const notifyUrl = notify ? (await notificationReceiver(ctx)).url : null;
+      const orders = await pendingOrders(ctx, Math.ceil(seconds * MAX_NEW_EVENTS_PER_SECOND), notifyUrl);
       const signer = new Webhook(ctx.server.webhookSecret);
       const answered = []; // events whose first delivery has been answered: safe to duplicate
       const tally = new Tally();
@@ -115,6 +118,14 @@ function deliveries({ id, title, short, duplicates, connections: counts }) {
 const webhookDeliveries = [
   deliveries({ id: 'webhooks', title: 'webhook deliveries, 1/2 duplicates', short: 'webhooks', duplicates: 'half' }),
   deliveries({ id: 'webhooks-new', title: 'webhook deliveries, all new', short: 'webhooks, new', duplicates: 'none', connections: [10] }),
+  deliveries({
+    id: 'webhooks-notify',
+    title: 'webhook deliveries, all new, each notifying the merchant',
+    short: 'webhooks, new + notify',
+    duplicates: 'none',
+    connections: [10],
+    notify: true,
+  }),
   deliveries({ id: 'webhooks-dup', title: 'webhook deliveries, all duplicates', short: 'webhooks, dup', duplicates: 'all', connections: [10] }),
 ];
 
