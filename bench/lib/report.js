@@ -19,6 +19,7 @@ const REPORTED = [
   { figure: 'webhook deliveries/s, all new', row: 'webhooks-new', metric: 'rps' },
   { figure: 'webhook deliveries/s, all duplicates', row: 'webhooks-dup', metric: 'rps' },
   { figure: 'notification deliveries/s (10 workers)', row: 'notify-deliveries', metric: 'rps' },
+  { figure: 'webhook deliveries/s, all new, notifications delivered meanwhile', row: 'webhooks-notify-delivered', metric: 'rps' },
   { figure: 'notification commit-to-delivery p50 (ms), idle', row: 'notify-latency', metric: 'p50' },
   { figure: 'notification commit-to-delivery p99 (ms), idle', row: 'notify-latency', metric: 'p99' },
 ];
