@@ -32,10 +32,15 @@ export class CreateNotifications1764403600000 implements MigrationInterface {
         last_status_code integer,
         last_error       text,
         last_duration_ms integer,
-        delivered_at     timestamptz
+        delivered_at     timestamptz,
+        -- false until the relay has added the first attempt's job (docs/notifications.md).
+        enqueued         boolean NOT NULL DEFAULT false
       )`);
     await queryRunner.query(
       `CREATE INDEX events_list_idx ON events (merchant_id, environment, created_at DESC, id DESC)`,
+    );
+    await queryRunner.query(
+      `CREATE INDEX events_to_enqueue_idx ON events (created_at) WHERE NOT enqueued AND delivery_status = 'pending'`,
     );
     await queryRunner.query(`CREATE INDEX events_order_idx ON events (order_id, created_at DESC, id DESC)`);
     await queryRunner.query(`

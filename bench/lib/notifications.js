@@ -51,6 +51,24 @@ async function waitForArrivals(receiver, ids, timeoutMs) {
   return true;
 }
 
+/** Waits until earlier scenarios' notifications due now are delivered, so they do not queue ahead. */
+async function drained(ctx) {
+  const client = await connect(ctx.database.url);
+  try {
+    const deadline = Date.now() + 180_000;
+    for (;;) {
+      const { rows } = await client.query(
+        `SELECT count(*)::int AS n FROM events
+          WHERE delivery_status = 'pending' AND (NOT enqueued OR next_attempt_at < now() + interval '10 minutes')`,
+      );
+      if (rows[0].n === 0 || Date.now() > deadline) return;
+      await sleep(250);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 const empty = () => ({ non2xx: 0, errors: 0, timeouts: 0, statuses: {}, unexpected: 0, problems: [] });
 
 /** Events and their first jobs committed in one transaction; the rate at which they arrive. */
@@ -63,6 +81,7 @@ const deliveryRate = {
   warmup: false,
   async run(ctx, _connections, seconds) {
     const receiver = await notificationReceiver(ctx);
+    await drained(ctx);
     const count = Math.max(200, Math.round(seconds * 300));
     const client = await connect(ctx.database.url);
     let ids;
@@ -76,9 +95,9 @@ const deliveryRate = {
       );
       const { rows } = await client.query(
         `WITH event AS (
-           INSERT INTO events (id, merchant_id, environment, type, order_id, data, notify_url, delivery_status, next_attempt_at)
+           INSERT INTO events (id, merchant_id, environment, type, order_id, data, notify_url, delivery_status, next_attempt_at, enqueued)
            SELECT 'evt_' || md5(random()::text || g), $1, 'test', 'order.paid', $2,
-                  json_build_object('object', json_build_object('id', $2::text, 'object', 'order')), $3, 'pending', now()
+                  json_build_object('object', json_build_object('id', $2::text, 'object', 'order')), $3, 'pending', now(), true
              FROM generate_series(1, $4) AS g
            RETURNING id)
          SELECT id, graphile_worker.add_job('deliver_notification', json_build_object('event_id', id, 'slot', 0),
@@ -114,6 +133,7 @@ const deliveryLatency = {
   warmup: false,
   async run(ctx, _connections, seconds) {
     const receiver = await notificationReceiver(ctx);
+    await drained(ctx);
     const client = await connect(ctx.database.url);
     const count = Math.max(20, Math.round(seconds * 20));
     let orders;

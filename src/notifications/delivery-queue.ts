@@ -2,6 +2,9 @@
  * The job queue that delivers notifications: graphile-worker on the application's
  * PostgreSQL (docs/notifications.md, "Engine").
  *
+ * - The relay moves committed events (the outbox rows) to the queue, many per
+ *   transaction, every RELAY_MS on every instance that delivers.
+ *
  * - Its schema is migrated when the module initialises, before the server listens, even
  *   with NOTIFY_WORKERS=off: a request may enqueue as soon as it is served.
  * - Unless NOTIFY_WORKERS=off, a worker pool runs beside the HTTP server (or alone, with
@@ -22,13 +25,16 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Db } from '../database/db';
 import { DeliveryTask } from './delivery.task';
-import { DELIVER_TASK, DeliveryJob } from './events.repository';
+import { DELIVER_TASK, DeliveryJob, EventsRepository } from './events.repository';
 import { NotificationHttpClient } from './notification-http.client';
 
 const HEARTBEAT_MS = 5000;
 /** A worker silent for this long is dead; the jobs it holds are unlocked. */
 const LEASE_SECONDS = 20;
 const RESTART_DELAY_MS = 2000;
+/** How often the relay looks for committed events without a job, and how many it takes at once. */
+const RELAY_MS = 100;
+const RELAY_BATCH = 500;
 
 @Injectable()
 export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -38,11 +44,13 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private heartbeat: NodeJS.Timeout | null = null;
   private workerIds = new Set<string>();
   private stopping = false;
+  private relaying: Promise<void> | null = null;
 
   constructor(
     private readonly dataSource: DataSource,
     private readonly db: Db,
     private readonly task: DeliveryTask,
+    private readonly events: EventsRepository,
     private readonly client: NotificationHttpClient,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
@@ -68,6 +76,7 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     await this.start();
     this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
     this.heartbeat.unref();
+    this.relaying = this.relayLoop();
     this.logger.log(`notification workers started (concurrency ${this.config.notifications.concurrency})`);
   }
 
@@ -126,6 +135,7 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     this.stopping = true;
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
+    await this.relaying;
     if (this.runner) {
       await this.runner.stop().catch((error: Error) => this.logger.warn(`worker stop: ${error.message}`));
       this.runner = null;
@@ -138,6 +148,25 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     this.client.close();
     await this.pool?.end().catch(() => undefined);
     this.pool = null;
+  }
+
+  /**
+   * Moves committed events to the queue: adding a job inside each business transaction
+   * halved payment throughput in the bench (docs/benchmarks.md), so the transaction only
+   * writes the event row, and this loop adds the jobs of many events in one transaction.
+   * The row is the outbox: an event committed just before a crash is relayed by the next
+   * run of any instance's loop.
+   */
+  private async relayLoop(): Promise<void> {
+    while (!this.stopping) {
+      let moved = 0;
+      try {
+        moved = await this.events.relay(RELAY_BATCH);
+      } catch (error) {
+        this.logger.warn(`notification relay failed: ${(error as Error).message}`);
+      }
+      if (moved < RELAY_BATCH) await new Promise((resolve) => setTimeout(resolve, RELAY_MS));
+    }
   }
 
   /**

@@ -1,8 +1,9 @@
 /**
  * The SQL of the outbox: events, their delivery state and attempts, and the jobs of the
- * queue (graphile_worker.add_job) that deliver them. Recording an event and adding its
- * first job is one statement in the caller's business transaction: both commit with the
- * state change or neither does.
+ * queue (graphile_worker.add_job) that deliver them. The event row is written in the
+ * caller's business transaction (it commits with the state change or not at all); the
+ * relay adds its first job after commit, marking the row in the same transaction as the
+ * job, so each event gets exactly one first job.
  */
 import { Injectable } from '@nestjs/common';
 import { Page } from '../common/http/api-response';
@@ -21,19 +22,31 @@ export interface DeliveryJob {
   slot?: number;
 }
 
-/** Inserts the event and, when it has a destination, the job of its first attempt. */
+/** Inserts the event; the relay adds its first job after commit (enqueued = false until then). */
 const RECORD_EVENT: NamedStatement = {
   name: 'kuko_record_event',
-  text: `WITH event AS (
-           INSERT INTO events (id, merchant_id, environment, type, order_id, refund_id, data, notify_url,
-                               delivery_status, next_attempt_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text,
-                   CASE WHEN $8::text IS NULL THEN 'no_destination' ELSE 'pending' END,
-                   CASE WHEN $8::text IS NULL THEN NULL ELSE now() + make_interval(secs => $9::float8 / 1000) END)
-           RETURNING id, next_attempt_at)
-         SELECT graphile_worker.add_job('${DELIVER_TASK}', json_build_object('event_id', id, 'slot', 0),
-                                        run_at => next_attempt_at, max_attempts => ${JOB_MAX_ATTEMPTS})
-           FROM event WHERE next_attempt_at IS NOT NULL`,
+  text: `INSERT INTO events (id, merchant_id, environment, type, order_id, refund_id, data, notify_url,
+                             delivery_status, next_attempt_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text,
+                 CASE WHEN $8::text IS NULL THEN 'no_destination' ELSE 'pending' END,
+                 CASE WHEN $8::text IS NULL THEN NULL ELSE now() + make_interval(secs => $9::float8 / 1000) END)`,
+};
+
+/**
+ * The relay: claims committed events whose first job is not added yet (SKIP LOCKED, so
+ * instances share them), marks them and adds their jobs in one transaction. Many events
+ * per transaction: one commit and one queue wake-up for the batch.
+ */
+const RELAY_EVENTS: NamedStatement = {
+  name: 'kuko_relay_events',
+  text: `WITH batch AS (
+           SELECT id FROM events WHERE NOT enqueued AND delivery_status = 'pending'
+            ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
+         marked AS (
+           UPDATE events e SET enqueued = true FROM batch WHERE e.id = batch.id RETURNING e.id, e.next_attempt_at)
+         SELECT count(graphile_worker.add_job('${DELIVER_TASK}', json_build_object('event_id', id, 'slot', 0),
+                                              run_at => next_attempt_at, max_attempts => ${JOB_MAX_ATTEMPTS}))::int AS n
+           FROM marked`,
 };
 
 const EVENT_BY_ID: NamedStatement = {
@@ -84,6 +97,11 @@ export class EventsRepository {
       event.notifyUrl,
       event.firstDelayMs,
     ]);
+  }
+
+  /** Adds the first jobs of up to `limit` events; returns how many. */
+  async relay(limit: number): Promise<number> {
+    return (await this.db.one<{ n: number }>(RELAY_EVENTS, [limit]))?.n ?? 0;
   }
 
   find(id: string): Promise<EventRow | null> {
