@@ -13,7 +13,8 @@ describe('notification settings', () => {
   it('takes a 32-byte base64 ENCRYPTION_KEY and never echoes a bad one', () => {
     const key = Buffer.alloc(32, 9).toString('base64');
     expect(loadNotificationConfig({ ENCRYPTION_KEY: key }).encryptionKey).toEqual(Buffer.alloc(32, 9));
-    expect(() => loadNotificationConfig({ ENCRYPTION_KEY: 'c2VjcmV0LXRvby1zaG9ydA==' })).toThrow(/^Invalid configuration: ENCRYPTION_KEY must be 32/);
+    const short = { ENCRYPTION_KEY: 'c2VjcmV0LXRvby1zaG9ydA==' };
+    expect(() => loadNotificationConfig(short)).toThrow(/^Invalid configuration: ENCRYPTION_KEY must be 32/);
     try {
       loadNotificationConfig({ ENCRYPTION_KEY: 'c2VjcmV0LXRvby1zaG9ydA==' });
     } catch (error) {

@@ -16,7 +16,14 @@
  * - On shutdown the pool stops taking jobs and waits for the attempts in flight, before
  *   the database pool closes.
  */
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleInit,
+} from '@nestjs/common';
 import { EventEmitter } from 'node:events';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';

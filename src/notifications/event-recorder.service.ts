@@ -41,7 +41,8 @@ export class EventRecorder {
   async refundSettled(type: 'refund.succeeded' | 'refund.failed', refundId: string): Promise<void> {
     const row = await this.db.one<RefundRow & { destination: string | null }>(REFUND_NOW, [refundId]);
     if (!row) throw new Error(`refund ${refundId} vanished inside its own transaction`);
-    await this.record(type, row.merchant_id, row.environment, row.order_id, row.id, toRefundObject(row), row.destination);
+    const { merchant_id: merchantId, environment, order_id: orderId } = row;
+    await this.record(type, merchantId, environment, orderId, row.id, toRefundObject(row), row.destination);
   }
 
   private record(

@@ -138,6 +138,8 @@ function errorCode(error: NodeJS.ErrnoException): string {
     case 'EPIPE':
       return 'connection_reset';
     default:
-      return error.code?.startsWith('ERR_TLS') || /certificate|ssl|tls/i.test(error.message) ? 'tls_error' : 'connection_error';
+      return error.code?.startsWith('ERR_TLS') || /certificate|ssl|tls/i.test(error.message)
+        ? 'tls_error'
+        : 'connection_error';
   }
 }

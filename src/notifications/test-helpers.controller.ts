@@ -42,9 +42,10 @@ export class TestHelpersController {
       provider_payment_id: `pay_test_${id.slice(4)}`,
     });
     if (outcome !== 'processed') {
-      throw new DomainError('order_not_payable', `Only a pending order can be paid; order ${id} is ${order.status}.`, 'id');
+      const message = `Only a pending order can be paid; order ${id} is ${order.status}.`;
+      throw new DomainError('order_not_payable', message, 'id');
     }
-    return new WithStatus(200, toOrderObject((await this.order(auth, id))));
+    return new WithStatus(200, toOrderObject(await this.order(auth, id)));
   }
 
   @Post('refunds/:id/succeed')
@@ -56,14 +57,18 @@ export class TestHelpersController {
   @Post('refunds/:id/fail')
   @Idempotent()
   fail(@Auth() auth: RequestAuth, @Param('id') id: string) {
-    return this.settle(auth, id, 'refund.failed', { failure_code: 'test_helper', failure_message: 'Failed by a test helper' });
+    return this.settle(auth, id, 'refund.failed', {
+      failure_code: 'test_helper',
+      failure_message: 'Failed by a test helper',
+    });
   }
 
   private async settle(auth: RequestAuth, id: string, type: string, extra: Record<string, string>) {
     const refund = await this.refund(auth, id);
     const outcome = await this.provider(type, { refund_id: id, ...extra });
     if (outcome !== 'processed') {
-      throw new DomainError('refund_not_pending', `Only a pending refund can be settled; refund ${id} is ${refund.status}.`, 'id');
+      const message = `Only a pending refund can be settled; refund ${id} is ${refund.status}.`;
+      throw new DomainError('refund_not_pending', message, 'id');
     }
     return new WithStatus(200, toRefundObject(await this.refund(auth, id)));
   }

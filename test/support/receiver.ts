@@ -10,7 +10,10 @@ export interface Received {
 }
 
 /** What the receiver answers to the n-th request (0-based); undefined: never answers. */
-export type Answer = (n: number, received: Received) => { status: number; headers?: Record<string, string> } | undefined;
+export type Answer = (
+  n: number,
+  received: Received,
+) => { status: number; headers?: Record<string, string> } | undefined;
 
 export interface Receiver {
   url: string;
