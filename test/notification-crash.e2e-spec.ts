@@ -71,6 +71,29 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     }
   }, 150000);
 
+  it('delivers events committed while no instance delivered, once one starts', async () => {
+    const recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver();
+    let deliverer: TestApp | null = null;
+    try {
+      const merchant = await createNotifiedMerchant(recorder);
+      const events = await payOrders(recorder, merchant.testKey, receiver.url, 5);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const queued = await recorder.db.pool.query('SELECT count(*)::int AS n FROM graphile_worker.jobs');
+      expect(queued.rows[0].n).toBe(0);
+      expect(receiver.received).toHaveLength(0);
+
+      deliverer = await startTestApp({ ...NOTIFY_ENV }, recorder.db);
+      await waitForSettled(recorder.db.pool);
+      const counts = countById(receiver.received.map((r) => String(r.headers['webhook-id'])));
+      expect(events.map((id) => counts.get(id))).toEqual([1, 1, 1, 1, 1]);
+    } finally {
+      await deliverer?.close();
+      await receiver.close();
+      await recorder.close();
+    }
+  });
+
   it('on SIGTERM lets the attempt in flight finish and records it before exiting', async () => {
     const t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
     const receiver = await startReceiver(() => ({ status: 200 }), 1500);

@@ -76,6 +76,11 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     this.pool.on('error', (error) => this.logger.warn(`queue connection lost: ${error.message}`));
     this.pool.on('connect', (client) => client.on('error', () => undefined));
     await runMigrations({ pgPool: this.pool, logger: this.queueLogger() });
+    if (!settings.workers) {
+      // Enqueuing goes through the application's own pool; this one was for the migrations.
+      await this.pool.end();
+      this.pool = null;
+    }
   }
 
   async onApplicationBootstrap(): Promise<void> {
