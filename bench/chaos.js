@@ -25,13 +25,14 @@ const { startTestCluster } = require('../dist/database/test-clusters.js');
 const { freePort } = require('../dist/database/embedded-postgres.js');
 const { startServer } = require('./chaos/server.js');
 const { sdkRefundOperation, MAX_RETRIES } = require('./chaos/sdk-client.js');
+const notifications = require('./chaos/notifications.js');
 
 const SECRET = `whsec_${Buffer.from('chaos-harness-webhook-secret-0001').toString('base64')}`;
 const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
 const LIMIT_MS = 10 * 60 * 1000;
 
 function parseOptions(argv) {
-  const options = { operations: 300, workers: 8, kills: 10, 'db-restarts': 1 };
+  const options = { operations: 300, workers: 8, kills: 10, 'db-restarts': 1, payments: 100 };
   let client = 'fetch';
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i].replace(/^--/, '');
@@ -42,8 +43,8 @@ function parseOptions(argv) {
     if (!(name in options) || !/^\d+$/.test(argv[i + 1] ?? '')) throw new Error(`bad option ${argv[i]} ${argv[i + 1] ?? ''}`);
     options[name] = Number(argv[i + 1]);
   }
-  const { operations, workers, kills } = options;
-  return { operations, workers, kills, dbRestarts: options['db-restarts'], client };
+  const { operations, workers, kills, payments } = options;
+  return { operations, workers, kills, dbRestarts: options['db-restarts'], payments, client };
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -53,7 +54,17 @@ async function main() {
   const started = Date.now();
   const cluster = await startTestCluster('chaos');
   const port = await freePort();
-  const env = { DATABASE_URL: cluster.url, PORT: String(port), ADMIN_TOKEN, WEBHOOK_SECRETS: `kukopay=${SECRET}`, LOG_LEVEL: 'warn' };
+  const receiver = await notifications.startCountingReceiver();
+  const env = {
+    DATABASE_URL: cluster.url,
+    PORT: String(port),
+    ADMIN_TOKEN,
+    WEBHOOK_SECRETS: `kukopay=${SECRET}`,
+    LOG_LEVEL: 'warn',
+    // Notifications go to the harness's receiver, on a compressed schedule.
+    NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true',
+    NOTIFY_RETRY_SCHEDULE: '0,1s,2s,5s,10s,20s,40s,80s',
+  };
   let server = await startServer(env);
   const stats = { kills: 0, dbRestarts: 0, attempts: 0, replays: 0, retried: { 409: 0, '5xx': 0, connection: 0 } };
   try {
@@ -61,10 +72,25 @@ async function main() {
     const sdk = options.client === 'sdk';
     const newOperation = () => ({ key: sdk ? null : randomUUID(), refundId: null, failure: null });
     const operations = Array.from({ length: options.operations }, newOperation);
+    const payments = await notifications.createPendingOrders(server.url, key, receiver.url, options.payments);
     let done = 0;
+    const total = options.operations + payments.length;
     const body = JSON.stringify({ order_id: orderId, amount: 1 });
 
+    const runPayment = async (op) => {
+      for (let attempt = 0; Date.now() - started < LIMIT_MS; attempt++) {
+        try {
+          if ((await notifications.sendPayment(server.url, SECRET, op)) === 'done') return;
+        } catch {
+          stats.retried.connection++;
+        }
+        await sleep(Math.min(50 * 2 ** Math.min(attempt, 4), 800) * (0.5 + Math.random()));
+      }
+      op.failure = 'gave up: time limit';
+    };
+
     const runOperation = async (op) => {
+      if (op.kind === 'payment') return runPayment(op);
       for (let attempt = 0; Date.now() - started < LIMIT_MS; attempt++) {
         stats.attempts++;
         try {
@@ -93,8 +119,10 @@ async function main() {
       op.failure = 'gave up: time limit';
     };
 
-    const queue = [...operations];
-    const operation = sdk ? sdkRefundOperation(server.url, key, orderId, stats) : runOperation;
+    // Refunds and payments interleaved, so the kills land among both.
+    const queue = [...operations, ...payments].sort(() => Math.random() - 0.5);
+    const sdkRefund = sdk ? sdkRefundOperation(server.url, key, orderId, stats) : null;
+    const operation = (op) => (sdkRefund && op.kind !== 'payment' ? sdkRefund(op) : runOperation(op));
     const workers = Array.from({ length: options.workers }, async () => {
       for (let op = queue.shift(); op; op = queue.shift()) {
         await operation(op);
@@ -105,16 +133,16 @@ async function main() {
     // Kill about every second, and at least options.kills times, spread over the run;
     // restart PostgreSQL in the middle.
     const chaos = (async () => {
-      const perKill = options.operations / (options.kills + 1);
+      const perKill = total / (options.kills + 1);
       let lastKill = Date.now();
-      while (done < options.operations && Date.now() - started < LIMIT_MS) {
+      while (done < total && Date.now() - started < LIMIT_MS) {
         await sleep(50);
-        if (stats.dbRestarts < options.dbRestarts && done >= options.operations / 2) {
+        if (stats.dbRestarts < options.dbRestarts && done >= total / 2) {
           await cluster.restart();
           stats.dbRestarts++;
         }
         const due = Date.now() - lastKill > 700 + Math.random() * 600 || done >= perKill * (stats.kills + 1);
-        if (due && done < options.operations) {
+        if (due && done < total) {
           await server.kill('SIGKILL');
           stats.kills++;
           server = await startServer(env);
@@ -125,13 +153,22 @@ async function main() {
 
     await Promise.all(workers);
     await chaos;
-    if (sdk) stats.resumed = await operation.resumeFailed(operations);
+    if (sdkRefund) stats.resumed = await sdkRefund.resumeFailed(operations);
     const verdict = await verify(cluster.url, orderId, operations);
-    const result = { ...options, ...stats, ...verdict, durationSeconds: Math.round((Date.now() - started) / 100) / 10 };
+    const notified = await notifications.verifyNotifications(cluster.url, payments, receiver);
+    const result = {
+      ...options,
+      ...stats,
+      ...verdict,
+      ...notified,
+      ok: verdict.ok && notified.notificationsOk,
+      durationSeconds: Math.round((Date.now() - started) / 100) / 10,
+    };
     report(result);
     process.exitCode = result.ok ? 0 : 1;
   } finally {
     await server.kill('SIGTERM');
+    await receiver.close();
     await cluster.stop();
   }
 }
@@ -211,7 +248,9 @@ function report(result) {
     `duration        ${result.durationSeconds} s`,
     `in the database ${result.refunds} refunds, amount_refunded ${result.amountRefunded}`,
     `lost ${result.lost}, duplicated ${result.duplicated}, failed ${result.failed}${result.firstFailure ? ` (first: ${result.firstFailure})` : ''}`,
-    `verdict         ${result.ok ? 'PASS: every operation produced exactly one refund' : 'FAIL'}`,
+    `payments        ${result.payments} orders paid by webhooks under the same kills: ${result.paidOrders} paid, ${result.paymentEvents} order.paid events`,
+    `notifications   ${result.notifiedOrders} orders notified (${result.notificationDeliveries} deliveries, ${result.duplicateNotifications} repeats), ${result.undelivered} undelivered`,
+    `verdict         ${result.ok ? 'PASS: every operation produced exactly one refund; every paid order notified, once after dedup by webhook-id' : 'FAIL'}`,
   ];
   process.stdout.write(`${lines.join('\n')}\nCHAOS_RESULT ${JSON.stringify(result)}\n`);
 }

@@ -8,6 +8,8 @@ import { HealthModule } from './health/health.module';
 import { IdempotencyModule } from './idempotency/idempotency.module';
 import { MerchantsModule } from './merchants/merchants.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { NotificationsModule } from './notifications/notifications.module';
+import { TestHelpersModule } from './test-helpers/test-helpers.module';
 import { OrdersModule } from './orders/orders.module';
 import { RefundsModule } from './refunds/refunds.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -35,6 +37,8 @@ export class AppModule {
         OrdersModule,
         RefundsModule,
         WebhooksModule,
+        NotificationsModule,
+        TestHelpersModule,
       ],
     };
   }

@@ -76,7 +76,7 @@ describe('orders', () => {
     ['subject', 'parameter_invalid', 's'.repeat(257)],
     ['description', 'parameter_invalid', 'd'.repeat(1001)],
     ['description', 'parameter_invalid', 7],
-    ['notify_url', 'parameter_invalid', 'http://merchant.example/notify'],
+    ['notify_url', 'parameter_invalid', 'http://127.0.0.1/notify'],
     ['notify_url', 'parameter_invalid', 'ftp://merchant.example'],
     ['notify_url', 'parameter_invalid', '/relative'],
     ['notify_url', 'parameter_invalid', `https://merchant.example/${'p'.repeat(2048)}`],

@@ -15,12 +15,17 @@ const RATIOS = [
   { figure: 'create without key ÷ peer', of: 'create-nokey', over: 'peer-create-nokey', metric: 'rps', min: 0.9 },
   { figure: 'idempotent create ÷ peer', of: 'create-key', over: 'peer-create-key', metric: 'rps', min: 0.8 },
   { figure: 'replay ÷ peer replay', of: 'replay', over: 'peer-replay', metric: 'rps' },
+  { figure: 'payment webhooks with notification enqueue ÷ without', of: 'webhooks-notify', over: 'webhooks-new', metric: 'rps', min: 0.8 },
 ];
 const REPORTED = [
   { figure: 'idempotent create p99 (ms)', row: 'create-key', metric: 'p99', connections: [50] },
   { figure: 'webhook deliveries/s, 1/2 duplicates', row: 'webhooks', metric: 'rps' },
   { figure: 'webhook deliveries/s, all new', row: 'webhooks-new', metric: 'rps' },
   { figure: 'webhook deliveries/s, all duplicates', row: 'webhooks-dup', metric: 'rps' },
+  { figure: 'notification deliveries/s (10 workers)', row: 'notify-deliveries', metric: 'rps' },
+  { figure: 'webhook deliveries/s, all new, notifications delivered meanwhile', row: 'webhooks-notify-delivered', metric: 'rps' },
+  { figure: 'notification commit-to-delivery p50 (ms), idle', row: 'notify-latency', metric: 'p50' },
+  { figure: 'notification commit-to-delivery p99 (ms), idle', row: 'notify-latency', metric: 'p99' },
 ];
 
 function evaluate(rows) {

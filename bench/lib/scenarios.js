@@ -16,6 +16,7 @@ const { Tally } = require('./stats');
 const { webhookDeliveries } = require('./webhooks');
 const { sqlCeiling } = require('./ceiling');
 const { purgeImpact } = require('./purge');
+const { notificationScenarios } = require('./notifications');
 
 let sequence = 0;
 
@@ -168,6 +169,7 @@ const SCENARIOS = [
   ...webhookDeliveries,
   sqlCeiling,
   purgeImpact(createWithKey),
+  ...notificationScenarios,
 ];
 
 module.exports = { SCENARIOS, nextTradeNo, orderBody };

@@ -10,7 +10,7 @@ const { sleep } = require('./cleanup');
 
 const ROOT = join(__dirname, '..', '..');
 
-async function startServer({ databaseUrl, logFile, cleanup }) {
+async function startServer({ databaseUrl, logFile, cleanup, env = {} }) {
   const port = await freePort();
   const adminToken = `bench_admin_${randomBytes(16).toString('hex')}`;
   const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
@@ -28,6 +28,9 @@ async function startServer({ databaseUrl, logFile, cleanup }) {
       // The scenario that measures a purge runs it on purpose; a scheduled one must not
       // land in the middle of another scenario.
       IDEMPOTENCY_PURGE_CRON: 'off',
+      // Notifications go to the bench's own receiver on 127.0.0.1.
+      NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...env,
     },
     stdio: ['ignore', log, log],
   });

@@ -9,20 +9,36 @@ const { Webhook } = require('standardwebhooks');
 const { connect } = require('./database');
 const { runHttp } = require('./load');
 const { Tally } = require('./stats');
+const { notificationReceiver } = require('./notifications');
+
+/** A second server on the bench database that enqueues notifications due in an hour and delivers none. */
+async function queueOnlyServer(ctx) {
+  if (!ctx.queueOnly) {
+    const { startServer } = require('./server');
+    const { join } = require('node:path');
+    ctx.queueOnly = await startServer({
+      databaseUrl: ctx.database.url,
+      logFile: join(__dirname, '..', 'results', 'server-queue-only.log'),
+      cleanup: ctx.cleanup,
+      env: { NOTIFY_WORKERS: 'off', NOTIFY_RETRY_SCHEDULE: '1h' },
+    });
+  }
+  return ctx.queueOnly;
+}
 
 /** New events per second the order supply is sized for; running out is reported. */
 const MAX_NEW_EVENTS_PER_SECOND = 2500;
 
 /** Pending orders of 2990 USD, inserted in one statement (cheaper than the API). */
-async function pendingOrders(ctx, count) {
+async function pendingOrders(ctx, count, notifyUrl = null) {
   const client = await connect(ctx.database.url);
   try {
     const { rows } = await client.query(
-      `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject)
-       SELECT 'ord_' || md5(random()::text), $1, 'test', $2 || g, 2990, 'USD', 'Bench webhook'
+      `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject, notify_url)
+       SELECT 'ord_' || md5(random()::text), $1, 'test', $2 || g, 2990, 'USD', 'Bench webhook', $4
          FROM generate_series(1, $3) AS g
        RETURNING id`,
-      [ctx.server.merchantId, `W${ctx.tag}_${randomBytes(3).toString('hex')}_`, count],
+      [ctx.server.merchantId, `W${ctx.tag}_${randomBytes(3).toString('hex')}_`, count, notifyUrl],
     );
     return rows.map((row) => row.id);
   } finally {
@@ -41,7 +57,7 @@ function paymentSucceeded(orderId) {
   return { id, body };
 }
 
-function deliveries({ id, title, short, duplicates, connections: counts }) {
+function deliveries({ id, title, short, duplicates, connections: counts, notify = false }) {
   return {
     id,
     title,
@@ -49,13 +65,18 @@ function deliveries({ id, title, short, duplicates, connections: counts }) {
     expect: '200',
     connections: counts,
     async run(ctx, connections, seconds) {
-      const orders = await pendingOrders(ctx, Math.ceil(seconds * MAX_NEW_EVENTS_PER_SECOND));
-      const signer = new Webhook(ctx.server.webhookSecret);
+      // With notify, each payment also enqueues a notification for a local receiver:
+      // 'queued' on a server whose first attempt is an hour away (the enqueue alone),
+      // 'delivered' on the bench's server, which delivers while it takes payments.
+      const notifyUrl = notify ? (await notificationReceiver(ctx)).url : null;
+      const server = notify === 'queued' ? await queueOnlyServer(ctx) : ctx.server;
+      const orders = await pendingOrders({ ...ctx, server }, Math.ceil(seconds * MAX_NEW_EVENTS_PER_SECOND), notifyUrl);
+      const signer = new Webhook(server.webhookSecret);
       const answered = []; // events whose first delivery has been answered: safe to duplicate
       const tally = new Tally();
       let sent = 0;
       const figures = await runHttp({
-        url: ctx.server.url,
+        url: server.url,
         connections,
         seconds,
         expectStatus: 200,
@@ -115,6 +136,22 @@ function deliveries({ id, title, short, duplicates, connections: counts }) {
 const webhookDeliveries = [
   deliveries({ id: 'webhooks', title: 'webhook deliveries, 1/2 duplicates', short: 'webhooks', duplicates: 'half' }),
   deliveries({ id: 'webhooks-new', title: 'webhook deliveries, all new', short: 'webhooks, new', duplicates: 'none', connections: [10] }),
+  deliveries({
+    id: 'webhooks-notify',
+    title: 'webhook deliveries, all new, each enqueuing a notification',
+    short: 'webhooks, new + enqueue',
+    duplicates: 'none',
+    connections: [10],
+    notify: 'queued',
+  }),
+  deliveries({
+    id: 'webhooks-notify-delivered',
+    title: 'webhook deliveries, all new, notifications delivered meanwhile',
+    short: 'webhooks, new + deliver',
+    duplicates: 'none',
+    connections: [10],
+    notify: 'delivered',
+  }),
   deliveries({ id: 'webhooks-dup', title: 'webhook deliveries, all duplicates', short: 'webhooks, dup', duplicates: 'all', connections: [10] }),
 ];
 

@@ -20,6 +20,14 @@ describe('loadConfig', () => {
       logLevel: 'info',
       logFormat: 'json',
       metricsToken: null,
+      notifications: {
+        workers: true,
+        concurrency: 10,
+        retrySchedule: [0, 5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
+        timeoutMs: 10000,
+        allowPrivateNetworks: false,
+        encryptionKey: null,
+      },
     });
   });
 
@@ -49,6 +57,13 @@ describe('loadConfig', () => {
     ['LOG_FORMAT', 'colourful'],
     ['HOST', 'every interface'],
     ['METRICS_TOKEN', 'short'],
+    ['NOTIFY_WORKERS', 'maybe'],
+    ['NOTIFY_WORKER_CONCURRENCY', '0'],
+    ['NOTIFY_RETRY_SCHEDULE', '0,5x'],
+    ['NOTIFY_RETRY_SCHEDULE', '0,5m,1m'],
+    ['NOTIFY_TIMEOUT_MS', 'ten'],
+    ['NOTIFY_ALLOW_PRIVATE_NETWORKS', 'sure'],
+    ['ENCRYPTION_KEY', 'c2hvcnQ='],
     ['WEBHOOK_SECRETS', 'kukopay'],
     ['WEBHOOK_SECRETS', 'kukopay=secret'],
     ['WEBHOOK_SECRETS', 'kukopay=whsec_!!!'],

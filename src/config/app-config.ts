@@ -3,6 +3,7 @@
  * the process with a message that names the variable (ConfigError), never a late crash.
  */
 import { CronTime } from 'cron';
+import { loadNotificationConfig, NotificationConfig } from './notification-config';
 import { parseWebhookSecrets, WebhookSecrets } from './webhook-secrets';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -40,6 +41,7 @@ export interface AppConfig {
   logFormat: LogFormat;
   /** Set: GET /metrics asks for it as a bearer token. */
   metricsToken: string | null;
+  notifications: NotificationConfig;
 }
 
 export class ConfigError extends Error {
@@ -72,6 +74,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     logLevel: logLevel(env),
     logFormat: logFormat(env, stdoutIsTty),
     metricsToken: bearerToken(env, 'METRICS_TOKEN'),
+    notifications: loadNotificationConfig(env),
   });
 }
 

@@ -6,12 +6,15 @@ import { ADVISORY_LOCKS, lockTransaction } from '../database/advisory-locks';
 import { Db } from '../database/db';
 import { ApiKeysService } from './api-keys.service';
 import { MerchantsRepository } from './merchants.repository';
+import { NotificationSecrets } from './notification-secrets.service';
 
 export interface CreatedMerchant {
   id: string;
   name: string;
   /** Shown once: only their hashes are stored. */
   api_keys: Record<Environment, string>;
+  /** Shown once: they sign the merchant's notifications (docs/notifications.md). */
+  notification_secrets: Record<Environment, string>;
   created_at: string;
 }
 
@@ -21,6 +24,7 @@ export class MerchantsService {
     private readonly db: Db,
     private readonly merchants: MerchantsRepository,
     private readonly apiKeys: ApiKeysService,
+    private readonly notificationSecrets: NotificationSecrets,
   ) {}
 
   create(name: string): Promise<CreatedMerchant> {
@@ -31,7 +35,14 @@ export class MerchantsService {
     const merchant = await this.merchants.insert(newId('mch'), name);
     const keys = {} as Record<Environment, string>;
     for (const environment of ENVIRONMENTS) keys[environment] = (await this.apiKeys.issue(merchant.id, environment)).key;
-    return { id: merchant.id, name, api_keys: keys, created_at: merchant.created_at.toISOString() };
+    const notificationSecrets = await this.notificationSecrets.createForMerchant(merchant.id);
+    return {
+      id: merchant.id,
+      name,
+      api_keys: keys,
+      notification_secrets: notificationSecrets,
+      created_at: merchant.created_at.toISOString(),
+    };
   }
 
   async getAccount({ merchantId, environment }: RequestAuth) {

@@ -1,5 +1,6 @@
 import type { Environment } from '../domain/environment';
 import { money } from '../domain/money';
+import type { ChangedObject } from '../notifications/event-recorder.service';
 import type { OrderRow, OrderStatus } from './orders.repository';
 
 export type { OrderStatus };
@@ -42,5 +43,17 @@ export function toOrderObject(row: OrderRow): OrderObject {
     created_at: row.created_at.toISOString(),
     paid_at: row.paid_at?.toISOString() ?? null,
     closed_at: row.closed_at?.toISOString() ?? null,
+  };
+}
+
+/** An order's state change, for its event (docs/notifications.md): the object as GET shows it now. */
+export function orderChange(row: OrderRow): ChangedObject {
+  return {
+    merchantId: row.merchant_id,
+    environment: row.environment,
+    orderId: row.id,
+    refundId: null,
+    object: toOrderObject(row),
+    notifyUrl: row.notify_url,
   };
 }

@@ -10,6 +10,6 @@ import { PaymentEventsHandler } from './payment-events.handler';
   imports: [MerchantsModule],
   controllers: [OrdersController],
   providers: [OrdersRepository, FulfillmentsRepository, OrdersService, PaymentEventsHandler],
-  exports: [OrdersRepository],
+  exports: [OrdersRepository, OrdersService],
 })
 export class OrdersModule {}

@@ -4,8 +4,10 @@ import { DomainError, notFound } from '../common/errors/domain-error';
 import { Page } from '../common/http/api-response';
 import { newId } from '../common/ids';
 import { DEFAULT_PAGE_LIMIT, PageQuery, toPage } from '../common/pagination';
+import { EventRecorder } from '../notifications/event-recorder.service';
+import { NotifyUrlPolicy } from '../notifications/notify-url.policy';
 import { CreateOrderDto } from './dto/create-order.dto';
-import { OrderObject, toOrderObject } from './order';
+import { OrderObject, orderChange, toOrderObject } from './order';
 import { OrdersRepository } from './orders.repository';
 
 export interface CreatedOrder {
@@ -16,7 +18,11 @@ export interface CreatedOrder {
 
 @Injectable()
 export class OrdersService {
-  constructor(private readonly orders: OrdersRepository) {}
+  constructor(
+    private readonly orders: OrdersRepository,
+    private readonly events: EventRecorder,
+    private readonly notifyUrls: NotifyUrlPolicy,
+  ) {}
 
   /**
    * Business idempotency: the unique (merchant, environment, out_trade_no) constraint is
@@ -24,6 +30,7 @@ export class OrdersService {
    * (a fresh statement, so it sees a competitor that has just committed).
    */
   async create(auth: RequestAuth, dto: CreateOrderDto): Promise<CreatedOrder> {
+    this.notifyUrls.check(auth, dto.notify_url);
     const inserted = await this.orders.insertIfAbsent(auth, {
       id: newId('ord'),
       outTradeNo: dto.out_trade_no,
@@ -67,7 +74,10 @@ export class OrdersService {
   /** pending → closed; any other status is refused and left unchanged. */
   async close(auth: RequestAuth, id: string): Promise<OrderObject> {
     const closed = await this.orders.closeIfPending(auth, id);
-    if (closed) return toOrderObject(closed);
+    if (closed) {
+      await this.events.record('order.closed', orderChange(closed));
+      return toOrderObject(closed);
+    }
     const order = await this.getById(auth, id);
     throw new DomainError(
       'order_not_closable',

@@ -1,9 +1,11 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { money } from '../domain/money';
 import { newId } from '../common/ids';
+import { EventRecorder } from '../notifications/event-recorder.service';
 import { field, optionalString, WebhookEvent } from '../webhooks/webhook-event';
 import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
 import { FulfillmentsRepository } from './fulfillments.repository';
+import { orderChange } from './order';
 import { LockedOrder, OrdersRepository } from './orders.repository';
 
 /**
@@ -20,6 +22,7 @@ export class PaymentEventsHandler implements WebhookEventHandler {
   constructor(
     private readonly orders: OrdersRepository,
     private readonly fulfillments: FulfillmentsRepository,
+    private readonly events: EventRecorder,
   ) {}
 
   async apply(event: WebhookEvent, provider: string): Promise<EventOutcome> {
@@ -64,6 +67,8 @@ export class PaymentEventsHandler implements WebhookEventHandler {
       eventId: event.id,
       providerPaymentId: payment.paymentId,
     });
+    const paid = await this.orders.findById({ merchantId: order.merchant_id, environment: order.environment }, order.id);
+    await this.events.record('order.paid', orderChange(paid!));
     return outcome(order, 'processed', null);
   }
 

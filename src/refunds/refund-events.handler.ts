@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { money } from '../domain/money';
+import { EventRecorder } from '../notifications/event-recorder.service';
 import { OrdersRepository } from '../orders/orders.repository';
 import { optionalString, field, WebhookEvent } from '../webhooks/webhook-event';
 import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
+import { refundChange } from './refund';
 import { RefundsRepository, SettlingRefund } from './refunds.repository';
 
 /**
@@ -18,6 +20,7 @@ export class RefundEventsHandler implements WebhookEventHandler {
   constructor(
     private readonly refunds: RefundsRepository,
     private readonly orders: OrdersRepository,
+    private readonly events: EventRecorder,
   ) {}
 
   async apply(event: WebhookEvent): Promise<EventOutcome> {
@@ -34,12 +37,19 @@ export class RefundEventsHandler implements WebhookEventHandler {
 
     if (event.type === 'refund.succeeded') {
       await this.refunds.markSucceeded(refund.id);
+      await this.recordSettled('refund.succeeded', refund.id);
       return outcome('processed', null);
     }
     const code = optionalString(event, 'failure_code');
     await this.refunds.markFailed(refund.id, code, optionalString(event, 'failure_message'));
     await this.orders.applyRefundDelta(refund.order_id, -money(refund.amount));
+    await this.recordSettled('refund.failed', refund.id);
     return outcome('processed', `refund failed (${code ?? 'unknown'}); its amount is refundable again`);
+  }
+
+  private async recordSettled(type: 'refund.succeeded' | 'refund.failed', refundId: string): Promise<void> {
+    const settled = await this.refunds.findForEvent(refundId);
+    await this.events.record(type, refundChange(settled!));
   }
 
   /** Locks the refund's order, then the refund, or asks the provider to retry. */

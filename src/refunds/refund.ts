@@ -1,5 +1,6 @@
 import type { Environment } from '../domain/environment';
 import { money } from '../domain/money';
+import type { ChangedObject } from '../notifications/event-recorder.service';
 import type { RefundRow, RefundStatus } from './refunds.repository';
 
 export type { RefundStatus };
@@ -34,5 +35,20 @@ export function toRefundObject(row: RefundRow): RefundObject {
     created_at: row.created_at.toISOString(),
     succeeded_at: row.succeeded_at?.toISOString() ?? null,
     failed_at: row.failed_at?.toISOString() ?? null,
+  };
+}
+
+/**
+ * A refund's settlement, for its event (docs/notifications.md): the object as GET shows it
+ * now, sent to the refund's own notify_url if it was created with one, else its order's.
+ */
+export function refundChange(row: RefundRow & { destination: string | null }): ChangedObject {
+  return {
+    merchantId: row.merchant_id,
+    environment: row.environment,
+    orderId: row.order_id,
+    refundId: row.id,
+    object: toRefundObject(row),
+    notifyUrl: row.destination,
   };
 }

@@ -10,5 +10,6 @@ import { RefundsService } from './refunds.service';
   imports: [MerchantsModule, OrdersModule],
   controllers: [RefundsController],
   providers: [RefundsRepository, RefundsService, RefundEventsHandler],
+  exports: [RefundsService],
 })
 export class RefundsModule {}

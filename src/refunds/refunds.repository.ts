@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Environment } from '../domain/environment';
-import { Db } from '../database/db';
+import { Db, NamedStatement } from '../database/db';
 import { keysetRows, KeysetRows } from '../database/keyset-page';
 import type { OrderScope } from '../orders/orders.repository';
 
@@ -28,6 +28,8 @@ export interface NewRefund {
   amount: number;
   currency: string;
   reason: string | null;
+  /** Where this refund's events go instead of its order's notify_url. */
+  notifyUrl: string | null;
 }
 
 /** What settling a refund needs of it, once locked. */
@@ -43,6 +45,13 @@ export interface SettlingRefund {
 const REFUND_COLUMNS = `id, merchant_id, environment, order_id, out_refund_no, amount, currency, status, reason,
   created_at, succeeded_at, failed_at`;
 
+const FIND_FOR_EVENT: NamedStatement = {
+  name: 'kuko_refund_for_event',
+  text: `SELECT ${REFUND_COLUMNS},
+                coalesce(notify_url, (SELECT o.notify_url FROM orders o WHERE o.id = refunds.order_id)) AS destination
+           FROM refunds WHERE id = $1`,
+};
+
 /** The refunds table. */
 @Injectable()
 export class RefundsRepository {
@@ -51,8 +60,8 @@ export class RefundsRepository {
   /** The new refund, or null when (merchant, environment, out_refund_no) was taken. */
   insertIfAbsent(scope: OrderScope, refund: NewRefund): Promise<RefundRow | null> {
     return this.db.one<RefundRow>(
-      `INSERT INTO refunds (id, merchant_id, environment, order_id, out_refund_no, amount, currency, reason)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+      `INSERT INTO refunds (id, merchant_id, environment, order_id, out_refund_no, amount, currency, reason, notify_url)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT ON CONSTRAINT refunds_out_refund_no_key DO NOTHING
        RETURNING ${REFUND_COLUMNS}`,
       [
@@ -64,6 +73,7 @@ export class RefundsRepository {
         refund.amount,
         refund.currency,
         refund.reason,
+        refund.notifyUrl,
       ],
     );
   }
@@ -97,6 +107,11 @@ export class RefundsRepository {
       limit,
       startingAfter,
     });
+  }
+
+  /** A refund with where its events go: its own notify_url, else its order's. */
+  findForEvent(refundId: string): Promise<(RefundRow & { destination: string | null }) | null> {
+    return this.db.one(FIND_FOR_EVENT, [refundId]);
   }
 
   /** The order a refund belongs to, read without a lock (to lock the order first). */

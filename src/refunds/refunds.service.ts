@@ -5,6 +5,7 @@ import { DomainError, notFound } from '../common/errors/domain-error';
 import { Page } from '../common/http/api-response';
 import { newId } from '../common/ids';
 import { DEFAULT_PAGE_LIMIT, PageQuery, toPage } from '../common/pagination';
+import { NotifyUrlPolicy } from '../notifications/notify-url.policy';
 import { LockedOrder, OrdersRepository } from '../orders/orders.repository';
 import { CreateRefundDto } from './dto/create-refund.dto';
 import { RefundObject, toRefundObject } from './refund';
@@ -26,10 +27,12 @@ export class RefundsService {
   constructor(
     private readonly refunds: RefundsRepository,
     private readonly orders: OrdersRepository,
+    private readonly notifyUrls: NotifyUrlPolicy,
   ) {}
 
   async create(auth: RequestAuth, dto: CreateRefundDto): Promise<CreatedRefund> {
     checkRequest(auth, dto);
+    this.notifyUrls.check(auth, dto.notify_url);
     const existing = await this.findRepeat(auth, dto);
     if (existing) return { refund: existing, created: false };
 
@@ -47,6 +50,7 @@ export class RefundsService {
       amount,
       currency: order.currency,
       reason: dto.reason ?? null,
+      notifyUrl: dto.notify_url ?? null,
     });
     if (!inserted) {
       // A concurrent request with this out_refund_no (for another order) won the race.

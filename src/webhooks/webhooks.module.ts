@@ -9,5 +9,6 @@ import { WebhooksController } from './webhooks.controller';
   imports: [DiscoveryModule],
   controllers: [WebhooksController],
   providers: [WebhookEventsRepository, WebhookReceiverService],
+  exports: [WebhookReceiverService],
 })
 export class WebhooksModule {}

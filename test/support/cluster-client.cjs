@@ -10,15 +10,21 @@ async function startClusterProcess(label) {
     env: { ...process.env, KUKO_CLUSTER_OWNER: String(process.pid) },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  const lines = createInterface({ input: child.stdout });
   const line = await new Promise((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`the test PostgreSQL did not start (exit ${code})`)));
-    createInterface({ input: child.stdout }).once('line', resolve);
+    lines.once('line', resolve);
   });
   child.removeAllListeners('exit');
   const { url } = JSON.parse(line);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   return {
     url,
+    restart: async () => {
+      const restarted = new Promise((resolve) => lines.once('line', resolve));
+      child.kill('SIGUSR2');
+      await restarted;
+    },
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       await exited;

@@ -13,6 +13,11 @@ const stop = async () => {
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
+// SIGUSR2: restart the server on the same data and port, then say so on one line.
+process.on('SIGUSR2', async () => {
+  await cluster.restart();
+  process.stdout.write('restarted\n');
+});
 setInterval(() => {
   try {
     process.kill(owner, 0);

@@ -16,7 +16,12 @@ import { RefundEventsHandler } from '../../src/refunds/refund-events.handler';
 import { RefundsRepository } from '../../src/refunds/refunds.repository';
 import { RefundsService } from '../../src/refunds/refunds.service';
 import type { WebhookEvent } from '../../src/webhooks/webhook-event';
-import type { PoolMode } from '../../src/config/app-config';
+import { loadConfig, PoolMode } from '../../src/config/app-config';
+import { NotificationSecretsRepository } from '../../src/merchants/notification-secrets.repository';
+import { NotificationSecrets } from '../../src/merchants/notification-secrets.service';
+import { EventRecorder } from '../../src/notifications/event-recorder.service';
+import { EventsRepository } from '../../src/notifications/events.repository';
+import { NotifyUrlPolicy } from '../../src/notifications/notify-url.policy';
 import { runMigrations } from '../../src/database/migrations';
 import { createTestDatabase, databaseEnv, TestDatabase } from './database';
 
@@ -54,18 +59,22 @@ export async function startMedium(): Promise<MediumContext> {
   const refundsRepository = new RefundsRepository(db);
   const merchantsRepository = new MerchantsRepository(db);
   const apiKeys = new ApiKeysService(db, new ApiKeysRepository(db), merchantsRepository);
-  const merchants = new MerchantsService(db, merchantsRepository, apiKeys);
-  const orders = new OrdersService(ordersRepository);
-  const payments = new PaymentEventsHandler(ordersRepository, new FulfillmentsRepository(db));
+  const config = loadConfig(env);
+  const secrets = new NotificationSecrets(db, new NotificationSecretsRepository(db), config);
+  const merchants = new MerchantsService(db, merchantsRepository, apiKeys, secrets);
+  const events = new EventRecorder(new EventsRepository(db), config);
+  const notifyUrls = new NotifyUrlPolicy(config);
+  const orders = new OrdersService(ordersRepository, events, notifyUrls);
+  const payments = new PaymentEventsHandler(ordersRepository, new FulfillmentsRepository(db), events);
   const inTransaction = <T>(fn: () => Promise<T>) => db.transaction(fn);
   let sequence = 0;
   return {
     database,
     db,
     orders,
-    refunds: new RefundsService(refundsRepository, ordersRepository),
+    refunds: new RefundsService(refundsRepository, ordersRepository, notifyUrls),
     payments,
-    refundEvents: new RefundEventsHandler(refundsRepository, ordersRepository),
+    refundEvents: new RefundEventsHandler(refundsRepository, ordersRepository, events),
     inTransaction,
     newMerchant: async () => ({ merchantId: (await merchants.create('Medium')).id, environment: 'test' }),
     newPaidOrder: async (auth, amount) => {

@@ -22,9 +22,11 @@ export interface TestApp {
  */
 export async function startTestApp(env: Record<string, string> = {}, db?: TestDatabase): Promise<TestApp> {
   const database = db ?? (await createTestDatabase());
+  // No delivery workers unless a test asks (NOTIFY_WORKERS=on): tests send nothing to the internet.
   const config = loadConfig({
     ADMIN_TOKEN,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    NOTIFY_WORKERS: 'off',
     ...databaseEnv(database.url),
     ...env,
   });

@@ -9,6 +9,7 @@ import {
   Optional,
   REFERENCE_PATTERN,
 } from '../../common/validation/validators';
+import { IsNotifyUrl } from '../../notifications/notify-url.validator';
 
 export const MAX_AMOUNT = 100_000_000_000;
 
@@ -56,7 +57,7 @@ export class CreateOrderDto {
 
   @ApiPropertyOptional({ ...CALLBACK_URL, example: 'https://merchant.example/kukopay/notify' })
   @Optional()
-  @IsCallbackUrl()
+  @IsNotifyUrl()
   notify_url?: string;
 
   @ApiPropertyOptional({ ...CALLBACK_URL, example: 'https://merchant.example/thanks' })

@@ -1,0 +1,49 @@
+import { Injectable } from '@nestjs/common';
+import { Db, NamedStatement } from '../database/db';
+import { Environment } from '../domain/environment';
+
+/** The signing secrets of one merchant and environment: the current one and those rolled < 24 h ago. */
+const SIGNING_SECRETS: NamedStatement = {
+  name: 'kuko_notification_signing_secrets',
+  text: `SELECT secret FROM notification_secrets
+          WHERE merchant_id = $1 AND environment = $2 AND (expires_at IS NULL OR expires_at > now())
+          ORDER BY id DESC`,
+};
+
+@Injectable()
+export class NotificationSecretsRepository {
+  constructor(private readonly db: Db) {}
+
+  async insertCurrent(merchantId: string, environment: Environment, sealed: string): Promise<void> {
+    await this.db.rows(
+      'INSERT INTO notification_secrets (merchant_id, environment, secret) VALUES ($1, $2, $3)',
+      [merchantId, environment, sealed],
+    );
+  }
+
+  async insertIfNone(merchantId: string, environment: Environment, sealed: string): Promise<void> {
+    await this.db.rows(
+      `INSERT INTO notification_secrets (merchant_id, environment, secret) VALUES ($1, $2, $3)
+       ON CONFLICT (merchant_id, environment) WHERE expires_at IS NULL DO NOTHING`,
+      [merchantId, environment, sealed],
+    );
+  }
+
+  /**
+   * Retires the current secret (it signs on for `overlapSeconds`) in the caller's
+   * transaction; the merchant row is locked so that concurrent rolls queue.
+   */
+  async retireCurrent(merchantId: string, environment: Environment, overlapSeconds: number): Promise<void> {
+    await this.db.rows('SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', [merchantId]);
+    await this.db.rows(
+      `UPDATE notification_secrets SET expires_at = now() + make_interval(secs => $3)
+        WHERE merchant_id = $1 AND environment = $2 AND expires_at IS NULL`,
+      [merchantId, environment, overlapSeconds],
+    );
+  }
+
+  async signing(merchantId: string, environment: Environment): Promise<string[]> {
+    const rows = await this.db.rows<{ secret: string }>(SIGNING_SECRETS, [merchantId, environment]);
+    return rows.map((row) => row.secret);
+  }
+}

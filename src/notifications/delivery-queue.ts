@@ -1,0 +1,207 @@
+/**
+ * The job queue that delivers notifications: graphile-worker on the application's
+ * PostgreSQL (docs/notifications.md, "Engine").
+ *
+ * - The relay moves committed events (the outbox rows) to the queue, many per
+ *   transaction, every RELAY_MS on every instance that delivers.
+ *
+ * - Its schema is migrated when the module initialises, before the server listens, even
+ *   with NOTIFY_WORKERS=off: a request may enqueue as soon as it is served.
+ * - Unless NOTIFY_WORKERS=off, a worker pool runs beside the HTTP server (or alone, with
+ *   `npm run worker`), woken by LISTEN/NOTIFY when a job is committed.
+ * - Recovery of jobs a killed worker held: graphile-worker unlocks them only after 4
+ *   hours. Each instance records a heartbeat for its worker ids every few seconds; any
+ *   instance unlocks the jobs of workers whose heartbeat is older than LEASE (their
+ *   process died), so such a job is attempted again within about half a minute.
+ * - On shutdown the pool stops taking jobs and waits for the attempts in flight, before
+ *   the database pool closes.
+ */
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleInit,
+} from '@nestjs/common';
+import { EventEmitter } from 'node:events';
+import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { Logger as QueueLogger, run, Runner, runMigrations } from 'graphile-worker';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { withServerSettings } from '../database/data-source-options';
+import { NotificationWorkersRepository } from './notification-workers.repository';
+import { DeliveryTask } from './delivery.task';
+import { DELIVER_TASK, DeliveryJob, EventsRepository } from './events.repository';
+import { NotificationHttpClient } from './notification-http.client';
+
+const HEARTBEAT_MS = 5000;
+/** A worker silent for this long is dead; the jobs it holds are unlocked. */
+const LEASE_SECONDS = 20;
+const RESTART_DELAY_MS = 2000;
+/** How often the relay looks for committed events without a job, and how many it takes at once. */
+const RELAY_MS = 100;
+const RELAY_BATCH = 500;
+
+@Injectable()
+export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(DeliveryQueue.name);
+  private pool: Pool | null = null;
+  private runner: Runner | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private workerIds = new Set<string>();
+  private stopping = false;
+  private relaying: Promise<void> | null = null;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly leases: NotificationWorkersRepository,
+    private readonly task: DeliveryTask,
+    private readonly events: EventsRepository,
+    private readonly client: NotificationHttpClient,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const settings = this.config.notifications;
+    // The queue LISTENs and keeps session state: behind a transaction pooler it needs the
+    // server itself (DATABASE_DIRECT_URL), as migrations do.
+    const url = this.config.databaseDirectUrl ?? (this.dataSource.options as { url: string }).url;
+    const { connectionString, options } = withServerSettings(url, 'session');
+    this.pool = new Pool({
+      connectionString,
+      // One connection LISTENs; the others serve the workers' job queries.
+      max: settings.workers ? settings.concurrency + 2 : 2,
+      application_name: 'kukopay-notifications',
+      options,
+    });
+    // A connection lost while idle (a database restart) must not crash the process.
+    this.pool.on('error', (error) => this.logger.warn(`queue connection lost: ${error.message}`));
+    this.pool.on('connect', (client) => client.on('error', () => undefined));
+    await runMigrations({ pgPool: this.pool, logger: this.queueLogger() });
+    if (!settings.workers) {
+      // Enqueuing goes through the application's own pool; this one was for the migrations.
+      await this.pool.end();
+      this.pool = null;
+    }
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.notifications.workers || !this.pool) return;
+    await this.start();
+    this.heartbeat = setInterval(() => void this.beat(), HEARTBEAT_MS);
+    this.heartbeat.unref();
+    this.relaying = this.relayLoop();
+    this.logger.log(`notification workers started (concurrency ${this.config.notifications.concurrency})`);
+  }
+
+  private async start(): Promise<void> {
+    // This generation's workers: only they get heartbeats; an abandoned pool's lease lapses.
+    const workerIds = new Set<string>();
+    this.workerIds = workerIds;
+    const events = new EventEmitter();
+    events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => {
+      workerIds.add(worker.workerId);
+      void this.beat();
+    });
+    // A stopped worker's lease lapses, so whatever it still held is unlocked for others.
+    events.on('worker:stop', ({ worker }: { worker: { workerId: string } }) => workerIds.delete(worker.workerId));
+    let runner: Runner | null = null;
+    // The pool shuts itself down when it cannot record a job's end (the database was
+    // away). Its shutdown can wait on itself when several such writes failed at once, so
+    // it is not awaited: a new pool starts, and the old one's jobs are unlocked once its
+    // workers' lease lapses.
+    const replace = () => {
+      if (this.stopping || (runner !== null && this.runner !== runner)) return;
+      this.logger.warn('the notification worker pool stopped; starting a new one');
+      this.runner = null;
+      workerIds.clear();
+      if (this.workerIds === workerIds) this.workerIds = new Set();
+      this.startLater();
+    };
+    events.on('pool:gracefulShutdown', () => replace());
+    runner = await run({
+      pgPool: this.pool!,
+      concurrency: this.config.notifications.concurrency,
+      noHandleSignals: true,
+      pollInterval: 1000,
+      logger: this.queueLogger(),
+      events,
+      // Batched (delay 0) job completion: a database failure while recording a job's end
+      // stops the pool (replaced above) instead of rejecting a promise nobody awaits.
+      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+      taskList: { [DELIVER_TASK]: async (payload) => this.task.run(payload as DeliveryJob) },
+    });
+    this.runner = runner;
+    runner.promise.then(replace, replace);
+  }
+
+  private startLater(): void {
+    setTimeout(() => {
+      if (this.stopping) return;
+      this.start().catch((error: Error) => {
+        this.logger.error(`notification workers could not start: ${error.message}`);
+        this.startLater();
+      });
+    }, RESTART_DELAY_MS).unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    await this.relaying;
+    if (this.runner) {
+      await this.runner.stop().catch((error: Error) => this.logger.warn(`worker stop: ${error.message}`));
+      this.runner = null;
+      if (this.workerIds.size > 0) {
+        await this.leases.release([...this.workerIds]).catch(() => undefined);
+      }
+    }
+    this.client.close();
+    await this.pool?.end().catch(() => undefined);
+    this.pool = null;
+  }
+
+  /**
+   * Moves committed events to the queue: adding a job inside each business transaction
+   * halved payment throughput in the bench (docs/benchmarks.md), so the transaction only
+   * writes the event row, and this loop adds the jobs of many events in one transaction.
+   * The row is the outbox: an event committed just before a crash is relayed by the next
+   * run of any instance's loop.
+   */
+  private async relayLoop(): Promise<void> {
+    while (!this.stopping) {
+      let moved = 0;
+      try {
+        moved = await this.events.relay(RELAY_BATCH);
+      } catch (error) {
+        this.logger.warn(`notification relay failed: ${(error as Error).message}`);
+      }
+      if (moved < RELAY_BATCH) await new Promise((resolve) => setTimeout(resolve, RELAY_MS));
+    }
+  }
+
+  /**
+   * Renews this instance's workers' lease, then unlocks the jobs held by workers whose
+   * lease ran out. Any instance may do the second part; it is one idempotent statement.
+   */
+  private async beat(): Promise<void> {
+    try {
+      await this.leases.renew([...this.workerIds]);
+      await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS);
+      await this.leases.forgetExpired(LEASE_SECONDS);
+    } catch (error) {
+      this.logger.warn(`notification worker heartbeat failed: ${(error as Error).message}`);
+    }
+  }
+
+  private queueLogger(): QueueLogger {
+    return new QueueLogger(() => (level, message) => {
+      if (level === 'error') this.logger.error(message);
+      else if (level === 'warning') this.logger.warn(message);
+      else this.logger.debug?.(message);
+    });
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The job that makes one attempt (docs/notifications.md, "Delivery"). It runs after the
+ * event committed, never inside a transaction while it waits on the merchant: read the
+ * event, sign it with a fresh timestamp, POST it, then record the attempt and the next
+ * step in one short transaction. A job whose slot is no longer due (its attempt was
+ * recorded before a crash lost the job's completion) does nothing.
+ */
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { AppConfig } from '../config/app-config';
+import { APP_CONFIG } from '../config/config.module';
+import { EventRow, toEventObject } from './event';
+import { AttemptResult, DeliveryJob, EventsRepository } from './events.repository';
+import { NotificationHttpClient } from './notification-http.client';
+import { NotificationSecrets } from '../merchants/notification-secrets.service';
+
+const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
+  .version;
+/** About 10 seconds of retries in all. */
+const PERSIST_ATTEMPTS = 8;
+export const USER_AGENT = `KukoPay-Notifications/${VERSION}`;
+
+@Injectable()
+export class DeliveryTask {
+  private readonly logger = new Logger(DeliveryTask.name);
+
+  constructor(
+    private readonly events: EventsRepository,
+    private readonly secrets: NotificationSecrets,
+    private readonly client: NotificationHttpClient,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async run(job: DeliveryJob): Promise<void> {
+    const event = await this.events.find(job.event_id);
+    if (!event || !event.notify_url) return;
+    const scheduled = typeof job.slot === 'number';
+    if (scheduled && (event.delivery_status !== 'pending' || event.next_slot !== job.slot)) return;
+
+    const result = await this.attempt(event, event.notify_url);
+    this.logger.log(
+      { event_id: event.id, slot: job.slot ?? 'redelivery', status_code: result.statusCode, error: result.error },
+      result.delivered ? 'notification delivered' : 'notification attempt failed',
+    );
+    if (!scheduled) return this.persist(() => this.events.recordRedelivery(event.id, result));
+    const schedule = this.config.notifications.retrySchedule;
+    const next = job.slot! + 1 < schedule.length ? schedule[job.slot! + 1] : null;
+    await this.persist(() => this.events.recordScheduled(event, job.slot!, result, next));
+  }
+
+  /**
+   * The merchant has answered; recording it is retried through a short database outage
+   * (a restart) rather than sending the notification again. After that the job fails,
+   * and the queue runs it again later: the attempt is repeated, never lost.
+   */
+  private async persist(record: () => Promise<void>): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await record();
+      } catch (error) {
+        if (attempt >= PERSIST_ATTEMPTS) throw error;
+        this.logger.warn(`recording a notification attempt failed (${(error as Error).message}); retrying`);
+        await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+      }
+    }
+  }
+
+  private async attempt(event: EventRow, url: string): Promise<AttemptResult> {
+    const body = JSON.stringify(toEventObject(event));
+    const at = new Date();
+    const signature = await this.secrets.signature(event.merchant_id, event.environment, event.id, at, body);
+    const answer = await this.client.post(url, body, {
+      'Content-Type': 'application/json',
+      'User-Agent': USER_AGENT,
+      'webhook-id': event.id,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signature,
+    });
+    const delivered = answer.statusCode !== null && answer.statusCode >= 200 && answer.statusCode < 300;
+    return { at, url, delivered, ...answer };
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * The SQL of the outbox: events, their delivery state and attempts, and the jobs of the
+ * queue (graphile_worker.add_job) that deliver them. The event row is written in the
+ * caller's business transaction (it commits with the state change or not at all); the
+ * relay adds its first job after commit, marking the row in the same transaction as the
+ * job, so each event gets exactly one first job.
+ */
+import { Injectable } from '@nestjs/common';
+import { Db, NamedStatement } from '../database/db';
+import { keysetRows, KeysetRows } from '../database/keyset-page';
+import { Environment } from '../domain/environment';
+import { AttemptRow, EVENT_COLUMNS, EventRow, EventType } from './event';
+
+export const DELIVER_TASK = 'deliver_notification';
+/** The queue's own retries of a job whose task threw (e.g. the database was away), not of a merchant's answer. */
+const JOB_MAX_ATTEMPTS = 10;
+
+export interface DeliveryJob {
+  event_id: string;
+  /** The schedule slot this job attempts; absent for a redelivery. */
+  slot?: number;
+}
+
+/** Inserts the event; the relay adds its first job after commit (enqueued = false until then). */
+const RECORD_EVENT: NamedStatement = {
+  name: 'kuko_record_event',
+  text: `INSERT INTO events (id, merchant_id, environment, type, order_id, refund_id, data, notify_url,
+                             delivery_status, next_attempt_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::text,
+                 CASE WHEN $8::text IS NULL THEN 'no_destination' ELSE 'pending' END,
+                 CASE WHEN $8::text IS NULL THEN NULL ELSE now() + make_interval(secs => $9::float8 / 1000) END)`,
+};
+
+/**
+ * The relay: claims committed events whose first job is not added yet (SKIP LOCKED, so
+ * instances share them), marks them and adds their jobs in one transaction. Many events
+ * per transaction: one commit and one queue wake-up for the batch.
+ */
+const RELAY_EVENTS: NamedStatement = {
+  name: 'kuko_relay_events',
+  text: `WITH batch AS (
+           SELECT id FROM events WHERE NOT enqueued AND delivery_status = 'pending'
+            ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED),
+         marked AS (
+           UPDATE events e SET enqueued = true FROM batch WHERE e.id = batch.id RETURNING e.id, e.next_attempt_at)
+         SELECT count(graphile_worker.add_job('${DELIVER_TASK}', json_build_object('event_id', id, 'slot', 0),
+                                              run_at => next_attempt_at, max_attempts => ${JOB_MAX_ATTEMPTS}))::int AS n
+           FROM marked`,
+};
+
+const EVENT_BY_ID: NamedStatement = {
+  name: 'kuko_event_for_delivery',
+  text: `SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1`,
+};
+
+export interface NewEvent {
+  id: string;
+  merchantId: string;
+  environment: Environment;
+  type: EventType;
+  orderId: string;
+  refundId: string | null;
+  object: unknown;
+  notifyUrl: string | null;
+  firstDelayMs: number;
+}
+
+export interface AttemptResult {
+  at: Date;
+  url: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  responseBody: string | null;
+  delivered: boolean;
+}
+
+export interface EventFilter {
+  type?: EventType;
+  orderId?: string;
+}
+
+@Injectable()
+export class EventsRepository {
+  constructor(private readonly db: Db) {}
+
+  async record(event: NewEvent): Promise<void> {
+    await this.db.rows(RECORD_EVENT, [
+      event.id,
+      event.merchantId,
+      event.environment,
+      event.type,
+      event.orderId,
+      event.refundId,
+      JSON.stringify({ object: event.object }),
+      event.notifyUrl,
+      event.firstDelayMs,
+    ]);
+  }
+
+  /** Adds the first jobs of up to `limit` events; returns how many. */
+  async relay(limit: number): Promise<number> {
+    return (await this.db.one<{ n: number }>(RELAY_EVENTS, [limit]))?.n ?? 0;
+  }
+
+  find(id: string): Promise<EventRow | null> {
+    return this.db.one<EventRow>(EVENT_BY_ID, [id]);
+  }
+
+  findScoped(merchantId: string, environment: Environment, id: string): Promise<EventRow | null> {
+    return this.db.one<EventRow>(
+      `SELECT ${EVENT_COLUMNS} FROM events WHERE id = $1 AND merchant_id = $2 AND environment = $3`,
+      [id, merchantId, environment],
+    );
+  }
+
+  /** Newest first; null when the cursor is not one of these events. */
+  listPage(
+    merchantId: string,
+    environment: Environment,
+    filter: EventFilter,
+    limit: number,
+    startingAfter?: string,
+  ): Promise<KeysetRows<EventRow> | null> {
+    const params: unknown[] = [merchantId, environment];
+    let where = 'merchant_id = $1 AND environment = $2';
+    if (filter.type !== undefined) where += ` AND type = $${params.push(filter.type)}`;
+    if (filter.orderId !== undefined) where += ` AND order_id = $${params.push(filter.orderId)}`;
+    return keysetRows<EventRow>(this.db, { table: 'events', columns: EVENT_COLUMNS, where, params, limit, startingAfter });
+  }
+
+  attempts(eventId: string): Promise<AttemptRow[]> {
+    return this.db.rows<AttemptRow>(
+      `SELECT attempted_at, url, kind, status_code, error, duration_ms, response_body
+         FROM notification_attempts WHERE event_id = $1 ORDER BY id`,
+      [eventId],
+    );
+  }
+
+  /** A job for one more attempt now, outside the schedule (in the caller's transaction). */
+  async enqueueRedelivery(eventId: string): Promise<void> {
+    await this.db.rows(
+      `SELECT graphile_worker.add_job('${DELIVER_TASK}', json_build_object('event_id', $1::text),
+                                      max_attempts => ${JOB_MAX_ATTEMPTS})`,
+      [eventId],
+    );
+  }
+
+  /**
+   * Records a scheduled attempt, and moves the event on: delivered, the next slot's job
+   * added (due `nextDelayMs` after the first attempt's due time), or failed after the last.
+   * Only the job of the slot that is due may move it (a stale job's attempt is kept, but
+   * changes nothing else).
+   */
+  recordScheduled(event: EventRow, slot: number, result: AttemptResult, nextDelayMs: number | null): Promise<void> {
+    return this.db.transaction(async () => {
+      await this.insertAttempt(event.id, 'scheduled', result);
+      const status = result.delivered ? 'delivered' : nextDelayMs === null ? 'failed' : 'pending';
+      const moved = await this.db.one<{ next_attempt_at: Date | null }>(
+        `UPDATE events
+            SET attempts = attempts + 1, next_slot = $3, delivery_status = $4,
+                last_attempt_at = $5, last_status_code = $6, last_error = $7, last_duration_ms = $8,
+                delivered_at = CASE WHEN $4 = 'delivered' THEN now() ELSE delivered_at END,
+                next_attempt_at = CASE WHEN $4 = 'pending'
+                                       THEN created_at + make_interval(secs => $9::float8 / 1000) END
+          WHERE id = $1 AND next_slot = $2 AND delivery_status = 'pending'
+          RETURNING next_attempt_at`,
+        [event.id, slot, slot + 1, status, result.at, result.statusCode, result.error, result.durationMs, nextDelayMs],
+      );
+      if (moved?.next_attempt_at) {
+        await this.db.rows(
+          `SELECT graphile_worker.add_job('${DELIVER_TASK}', json_build_object('event_id', $1::text, 'slot', $2::int),
+                                          run_at => $3, max_attempts => ${JOB_MAX_ATTEMPTS})`,
+          [event.id, slot + 1, moved.next_attempt_at],
+        );
+      }
+    });
+  }
+
+  /** Records a redelivery; a 2xx makes the event delivered whatever its status was. */
+  recordRedelivery(eventId: string, result: AttemptResult): Promise<void> {
+    return this.db.transaction(async () => {
+      await this.insertAttempt(eventId, 'redelivery', result);
+      await this.db.rows(
+        `UPDATE events
+            SET attempts = attempts + 1,
+                last_attempt_at = $2, last_status_code = $3, last_error = $4, last_duration_ms = $5,
+                delivery_status = CASE WHEN $6 THEN 'delivered' ELSE delivery_status END,
+                delivered_at = CASE WHEN $6 THEN now() ELSE delivered_at END,
+                next_attempt_at = CASE WHEN $6 THEN NULL ELSE next_attempt_at END
+          WHERE id = $1`,
+        [eventId, result.at, result.statusCode, result.error, result.durationMs, result.delivered],
+      );
+    });
+  }
+
+  private async insertAttempt(eventId: string, kind: 'scheduled' | 'redelivery', result: AttemptResult) {
+    await this.db.rows(
+      `INSERT INTO notification_attempts (event_id, attempted_at, url, kind, status_code, error, duration_ms,
+                                          response_body)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      [eventId, result.at, result.url, kind, result.statusCode, result.error, result.durationMs, result.responseBody],
+    );
+  }
+}

@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { Db } from '../database/db';
+
+/**
+ * The notification_workers table: a lease per graphile-worker id, renewed by a heartbeat,
+ * so that jobs locked by a worker that died (kill -9, a lost machine) are unlocked by any
+ * other instance once the lease runs out (docs/notifications.md).
+ */
+@Injectable()
+export class NotificationWorkersRepository {
+  constructor(private readonly db: Db) {}
+
+  async renew(workerIds: string[]): Promise<void> {
+    await this.db.rows(
+      `INSERT INTO notification_workers (worker_id) SELECT unnest($1::text[])
+       ON CONFLICT (worker_id) DO UPDATE SET seen_at = now()`,
+      [workerIds],
+    );
+  }
+
+  /** Unlocks the jobs of every worker whose lease ran out; one idempotent statement. */
+  async unlockJobsOfSilentWorkers(leaseSeconds: number): Promise<void> {
+    await this.db.rows(
+      `WITH dead AS (
+         SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
+          WHERE j.locked_by IS NOT NULL AND j.locked_at < now() - make_interval(secs => $1)
+            AND NOT EXISTS (SELECT 1 FROM notification_workers w
+                             WHERE w.worker_id = j.locked_by AND w.seen_at > now() - make_interval(secs => $1)))
+       SELECT graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM dead HAVING count(*) > 0`,
+      [leaseSeconds],
+    );
+  }
+
+  /** Forgets leases long expired, so the table stays small. */
+  async forgetExpired(leaseSeconds: number): Promise<void> {
+    await this.db.rows(`DELETE FROM notification_workers WHERE seen_at < now() - make_interval(secs => $1 * 10)`, [
+      leaseSeconds,
+    ]);
+  }
+
+  async release(workerIds: string[]): Promise<void> {
+    await this.db.rows('DELETE FROM notification_workers WHERE worker_id = ANY($1)', [workerIds]);
+  }
+}

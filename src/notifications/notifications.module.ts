@@ -1,0 +1,34 @@
+import { Global, Module } from '@nestjs/common';
+import { MerchantsModule } from '../merchants/merchants.module';
+import { DeliveryQueue } from './delivery-queue';
+import { DeliveryTask } from './delivery.task';
+import { EventRecorder } from './event-recorder.service';
+import { EventsController } from './events.controller';
+import { EventsRepository } from './events.repository';
+import { EventsService } from './events.service';
+import { NotificationHttpClient } from './notification-http.client';
+import { NotificationWorkersRepository } from './notification-workers.repository';
+import { NotifyUrlPolicy } from './notify-url.policy';
+
+/**
+ * Merchant notifications (docs/notifications.md). Global: the services that change
+ * orders and refunds record their events through EventRecorder and check notify_url
+ * with NotifyUrlPolicy. Signing secrets belong to merchants/.
+ */
+@Global()
+@Module({
+  imports: [MerchantsModule],
+  controllers: [EventsController],
+  providers: [
+    DeliveryQueue,
+    DeliveryTask,
+    EventRecorder,
+    EventsRepository,
+    EventsService,
+    NotificationHttpClient,
+    NotificationWorkersRepository,
+    NotifyUrlPolicy,
+  ],
+  exports: [EventRecorder, NotifyUrlPolicy],
+})
+export class NotificationsModule {}

@@ -1,0 +1,98 @@
+/**
+ * Sandbox helpers (docs/notifications.md, "Test helpers"): with a test key only, settle
+ * an order or refund as the provider would. Each builds the provider's event and hands
+ * it to the webhook receiver, so it takes exactly the webhook's code path (event row,
+ * fulfilment, state change, notification event). A live key gets 404.
+ */
+import { Controller, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Auth, RequestAuth } from '../common/auth/request-auth';
+import { DomainError } from '../common/errors/domain-error';
+import { WithStatus } from '../common/http/api-response';
+import { Idempotent } from '../idempotency/idempotent.decorator';
+import { ApiKeyGuard } from '../merchants/api-key.guard';
+import { newEventId } from '../notifications/event';
+import { OrderObject } from '../orders/order';
+import { OrdersService } from '../orders/orders.service';
+import { RefundObject } from '../refunds/refund';
+import { RefundsService } from '../refunds/refunds.service';
+import { WebhookReceiverService } from '../webhooks/webhook-receiver.service';
+
+/** The provider name recorded on the webhook_events rows the helpers create. */
+export const TEST_HELPER_PROVIDER = 'test_helpers';
+
+@ApiTags('test_helpers')
+@ApiSecurity('api-key')
+@Controller('v1/test_helpers')
+@UseGuards(ApiKeyGuard)
+export class TestHelpersController {
+  constructor(
+    private readonly orders: OrdersService,
+    private readonly refunds: RefundsService,
+    private readonly receiver: WebhookReceiverService,
+  ) {}
+
+  /** Pays a pending order: payment.succeeded for its amount and currency. */
+  @Post('orders/:id/pay')
+  @Idempotent()
+  async pay(@Auth() auth: RequestAuth, @Param('id') id: string) {
+    const order = await this.order(auth, id);
+    const outcome = await this.provider('payment.succeeded', {
+      order_id: id,
+      amount: order.amount,
+      currency: order.currency,
+      provider_payment_id: `pay_test_${id.slice(4)}`,
+    });
+    if (outcome !== 'processed') {
+      const message = `Only a pending order can be paid; order ${id} is ${order.status}.`;
+      throw new DomainError('order_not_payable', message, 'id');
+    }
+    return new WithStatus(200, await this.order(auth, id));
+  }
+
+  @Post('refunds/:id/succeed')
+  @Idempotent()
+  succeed(@Auth() auth: RequestAuth, @Param('id') id: string) {
+    return this.settle(auth, id, 'refund.succeeded', {});
+  }
+
+  @Post('refunds/:id/fail')
+  @Idempotent()
+  fail(@Auth() auth: RequestAuth, @Param('id') id: string) {
+    return this.settle(auth, id, 'refund.failed', {
+      failure_code: 'test_helper',
+      failure_message: 'Failed by a test helper',
+    });
+  }
+
+  private async settle(auth: RequestAuth, id: string, type: string, extra: Record<string, string>) {
+    const refund = await this.refund(auth, id);
+    const outcome = await this.provider(type, { refund_id: id, ...extra });
+    if (outcome !== 'processed') {
+      const message = `Only a pending refund can be settled; refund ${id} is ${refund.status}.`;
+      throw new DomainError('refund_not_pending', message, 'id');
+    }
+    return new WithStatus(200, await this.refund(auth, id));
+  }
+
+  private async provider(type: string, data: Record<string, unknown>): Promise<string> {
+    const event = { id: newEventId(), type, created_at: new Date().toISOString(), data };
+    // Signed as if by a test secret: it may touch test objects only.
+    const result = await this.receiver.receive(TEST_HELPER_PROVIDER, event, new Set(['test'] as const));
+    return result.duplicate ? 'duplicate' : result.outcome.status;
+  }
+
+  private order(auth: RequestAuth, id: string): Promise<OrderObject> {
+    sandboxOnly(auth);
+    return this.orders.getById(auth, id);
+  }
+
+  private refund(auth: RequestAuth, id: string): Promise<RefundObject> {
+    sandboxOnly(auth);
+    return this.refunds.getById(auth, id);
+  }
+}
+
+function sandboxOnly(auth: RequestAuth): void {
+  if (auth.environment !== 'test') throw new DomainError('route_not_found', 'Test helpers exist only for test keys.');
+}

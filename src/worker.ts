@@ -1,0 +1,47 @@
+/**
+ * `npm run worker`: notification delivery alone, without the HTTP server (scale delivery
+ * apart from the API; run the API instances with NOTIFY_WORKERS=off). Same environment as
+ * `npm start`; stops on SIGTERM/SIGINT after the attempts in flight.
+ */
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+import { createRootLogger, NestPinoLogger } from './common/logging/logger';
+import { ConfigError, loadConfig } from './config/app-config';
+import { EmbeddedDatabase } from './database/embedded-postgres';
+import { resolveDatabase } from './database/resolve-database';
+
+const logger = new Logger('Worker');
+let embedded: EmbeddedDatabase | null = null;
+
+async function main(): Promise<void> {
+  const config = loadConfig({ ...process.env, NOTIFY_WORKERS: 'on' });
+  Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel)));
+  const database = await resolveDatabase(config, (line) => logger.log(line));
+  embedded = database.embedded;
+  const app = await NestFactory.createApplicationContext(AppModule.forRoot({ config, databaseUrl: database.url }), {
+    logger: new NestPinoLogger(createRootLogger(config.logLevel)),
+    abortOnError: false,
+  });
+  await app.init();
+  const shutdown = async (signal: string) => {
+    logger.log(`${signal} received: finishing the attempts in flight`);
+    await app.close();
+    await embedded?.stop();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  logger.log('Delivering notifications (no HTTP server in this process)');
+}
+
+main().catch(async (error: unknown) => {
+  process.stderr.write(
+    error instanceof ConfigError
+      ? `${error.message}\n`
+      : `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  await embedded?.stop();
+  process.exit(1);
+});

@@ -1,0 +1,168 @@
+import { startClusterProcess } from './support/cluster-client.cjs';
+import { createTestDatabase } from './support/database';
+import { createNotifiedMerchant, NOTIFY_ENV } from './support/notifications';
+import { startReceiver, waitForSettled } from './support/receiver';
+import { startServerProcess } from './support/server-process';
+import { startTestApp, TestApp } from './support/test-app';
+import { orderBody } from './support/factories';
+
+/** Long enough that a lost attempt's slot is still ahead when its job is recovered. */
+const SCHEDULE = '0,1s,2s,4s,8s,16s,30s';
+
+async function payOrders(t: TestApp, key: string, notifyUrl: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const order = await t.http().post('/v1/orders').set('X-Api-Key', key).send(orderBody({ notify_url: notifyUrl }));
+    await t.http().post(`/v1/test_helpers/orders/${order.body.data.id}/pay`).set('X-Api-Key', key).expect(200);
+    ids.push(order.body.data.id);
+  }
+  const { rows } = await t.db.pool.query('SELECT id FROM events WHERE order_id = ANY($1)', [ids]);
+  return rows.map((row) => row.id as string);
+}
+
+/** Polls a condition every 20 ms; the deadline only guards against a hang. */
+async function until(condition: () => boolean, timeoutMs = 30000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+function countById(ids: string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const id of ids) counts.set(id, (counts.get(id) ?? 0) + 1);
+  return counts;
+}
+
+describe('notifications survive crashes (docs/notifications.md, "Guarantees")', () => {
+  it('delivers every event when the server is kill -9ed with deliveries in flight, and restarted', async () => {
+    // This app only records (its workers are off); the server processes deliver.
+    const t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver(() => ({ status: 200 }), 400);
+    const env = {
+      DATABASE_URL: t.db.url,
+      NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true',
+      NOTIFY_RETRY_SCHEDULE: SCHEDULE,
+      NOTIFY_WORKER_CONCURRENCY: '5',
+    };
+    let server = await startServerProcess(env);
+    try {
+      const merchant = await createNotifiedMerchant(t);
+      const events = await payOrders(t, merchant.testKey, receiver.url, 20);
+      await until(() => receiver.received.length >= 3);
+      await server.kill('SIGKILL');
+      const beforeKill = new Set(receiver.received.map((r) => String(r.headers['webhook-id'])));
+
+      server = await startServerProcess(env);
+      await waitForSettled(t.db.pool, 90000);
+
+      const { rows } = await t.db.pool.query('SELECT id, delivery_status FROM events WHERE id = ANY($1)', [events]);
+      expect(rows.every((row) => row.delivery_status === 'delivered')).toBe(true);
+      const counts = countById(receiver.received.map((r) => String(r.headers['webhook-id'])));
+      expect(events.filter((id) => !counts.has(id))).toEqual([]);
+      // A repeat only where the kill raced the answer: the event was in flight at the kill.
+      const repeated = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
+      expect(repeated.filter((id) => !beforeKill.has(id))).toEqual([]);
+    } finally {
+      await server.kill('SIGKILL');
+      await receiver.close();
+      await t.close();
+    }
+  }, 150000);
+
+  it('delivers events committed while no instance delivered, once one starts', async () => {
+    const recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver();
+    let deliverer: TestApp | null = null;
+    try {
+      const merchant = await createNotifiedMerchant(recorder);
+      const events = await payOrders(recorder, merchant.testKey, receiver.url, 5);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const queued = await recorder.db.pool.query('SELECT count(*)::int AS n FROM graphile_worker.jobs');
+      expect(queued.rows[0].n).toBe(0);
+      expect(receiver.received).toHaveLength(0);
+
+      deliverer = await startTestApp({ ...NOTIFY_ENV }, recorder.db);
+      await waitForSettled(recorder.db.pool);
+      const counts = countById(receiver.received.map((r) => String(r.headers['webhook-id'])));
+      expect(events.map((id) => counts.get(id))).toEqual([1, 1, 1, 1, 1]);
+    } finally {
+      await deliverer?.close();
+      await receiver.close();
+      await recorder.close();
+    }
+  });
+
+  it('on SIGTERM lets the attempt in flight finish and records it before exiting', async () => {
+    const t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver(() => ({ status: 200 }), 1500);
+    const server = await startServerProcess({ DATABASE_URL: t.db.url, NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true' });
+    try {
+      const merchant = await createNotifiedMerchant(t);
+      const [eventId] = await payOrders(t, merchant.testKey, receiver.url, 1);
+      await until(() => receiver.received.length === 1);
+      server.child.kill('SIGTERM');
+      const code = await new Promise<number | null>((resolve) =>
+        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
+      );
+      expect(code).toBe(0);
+      const { rows } = await t.db.pool.query('SELECT delivery_status, attempts FROM events WHERE id = $1', [eventId]);
+      expect(rows[0]).toEqual({ delivery_status: 'delivered', attempts: 1 });
+      const jobs = await t.db.pool.query('SELECT count(*)::int AS n FROM graphile_worker.jobs');
+      expect(jobs.rows[0].n).toBe(0);
+    } finally {
+      await server.kill('SIGKILL');
+      await receiver.close();
+      await t.close();
+    }
+  }, 60000);
+
+  it('delivers every event when PostgreSQL restarts during deliveries', async () => {
+    const cluster = await startClusterProcess('notify-restart');
+    const db = await createTestDatabase(cluster.url);
+    const t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_RETRY_SCHEDULE: SCHEDULE, NOTIFY_WORKER_CONCURRENCY: '4' }, db);
+    const receiver = await startReceiver(() => ({ status: 200 }), 200);
+    try {
+      const merchant = await createNotifiedMerchant(t);
+      const events = await payOrders(t, merchant.testKey, receiver.url, 30);
+      await until(() => receiver.received.length >= 3);
+      await cluster.restart();
+
+      await waitForSettled(db.pool, 60000);
+      const { rows } = await db.pool.query('SELECT id, delivery_status FROM events WHERE id = ANY($1)', [events]);
+      expect(rows).toHaveLength(30);
+      expect(rows.filter((row) => row.delivery_status !== 'delivered')).toEqual([]);
+      const counts = countById(receiver.received.map((r) => String(r.headers['webhook-id'])));
+      expect(events.filter((id) => !counts.has(id))).toEqual([]);
+    } finally {
+      await t.app.close();
+      await receiver.close();
+      await db.pool.end().catch(() => undefined);
+      await cluster.stop();
+    }
+  }, 180000);
+
+  it('shares a batch between two instances, never sending one attempt twice at once', async () => {
+    const first = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKER_CONCURRENCY: '5' });
+    const second = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKER_CONCURRENCY: '5' }, first.db);
+    const receiver = await startReceiver(() => ({ status: 200 }), 50);
+    try {
+      const merchant = await createNotifiedMerchant(first);
+      const events = await payOrders(first, merchant.testKey, receiver.url, 40);
+      await waitForSettled(first.db.pool);
+      const counts = countById(receiver.received.map((r) => String(r.headers['webhook-id'])));
+      expect(events.filter((id) => counts.get(id) !== 1)).toEqual([]);
+      expect(receiver.maxConcurrentPerId).toBe(1);
+      const { rows } = await first.db.pool.query(
+        `SELECT count(*)::int AS attempts FROM notification_attempts WHERE event_id = ANY($1)`,
+        [events],
+      );
+      expect(rows[0].attempts).toBe(40);
+    } finally {
+      await second.close();
+      await first.close();
+      await receiver.close();
+    }
+  }, 120000);
+});

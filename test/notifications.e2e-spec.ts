@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import { expectError, expectSuccess } from './support/expect-error';
+import { orderBody } from './support/factories';
+import { createNotifiedMerchant, NotifiedMerchant, NOTIFY_ENV } from './support/notifications';
+import { Receiver, signedBy, startReceiver, waitFor, waitForSettled } from './support/receiver';
+import { startTestApp, TestApp } from './support/test-app';
+import { deliverEvent, paymentSucceeded } from './support/webhooks';
+
+const EVENT_KEYS = ['created_at', 'data', 'environment', 'id', 'object', 'type'];
+
+describe('merchant notifications (docs/notifications.md)', () => {
+  let t: TestApp;
+  let merchant: NotifiedMerchant;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    t = await startTestApp(NOTIFY_ENV);
+    merchant = await createNotifiedMerchant(t);
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  const api = (key = merchant.testKey) => ({
+    get: (path: string) => t.http().get(path).set('X-Api-Key', key),
+    post: (path: string, body?: object) => {
+      const request = t.http().post(path).set('X-Api-Key', key);
+      return body === undefined ? request : request.send(body);
+    },
+  });
+  const createOrder = async (overrides: Record<string, unknown> = {}, key = merchant.testKey) => {
+    const response = await api(key).post('/v1/orders', orderBody({ notify_url: receiver.url, ...overrides }));
+    expectSuccess(response, 201);
+    return response.body.data as { id: string; amount: number };
+  };
+  const pay = async (orderId: string) => {
+    const response = await deliverEvent(t, paymentSucceeded(orderId));
+    expect(response.body.data.status).toBe('processed');
+  };
+  const eventsOf = async (orderId: string) =>
+    (await t.db.pool.query('SELECT * FROM events WHERE order_id = $1 ORDER BY created_at, id', [orderId])).rows;
+  const receivedFor = (eventId: string) => receiver.received.filter((r) => r.headers['webhook-id'] === eventId);
+
+  it('sends order.paid once, signed, with the order exactly as GET returned it', async () => {
+    const order = await createOrder();
+    await pay(order.id);
+    const asGet = (await api().get(`/v1/orders/${order.id}`)).body.data;
+    const [event] = await eventsOf(order.id);
+    await waitFor(t.db.pool, `SELECT delivery_status = 'delivered' AS done FROM events WHERE id = $1`, [event.id]);
+
+    const [delivery] = receivedFor(event.id);
+    expect(receivedFor(event.id)).toHaveLength(1);
+    expect(signedBy(delivery, merchant.secrets.test)).toBe(true);
+    expect(signedBy(delivery, merchant.secrets.live)).toBe(false);
+    expect(delivery.headers['content-type']).toBe('application/json');
+    expect(delivery.headers['user-agent']).toMatch(/^KukoPay-Notifications\/\d+\.\d+\.\d+$/);
+    const body = JSON.parse(delivery.body);
+    expect(Object.keys(body).sort()).toEqual(EVENT_KEYS);
+    expect(body).toEqual({
+      id: event.id,
+      object: 'event',
+      type: 'order.paid',
+      environment: 'test',
+      created_at: event.created_at.toISOString(),
+      data: { object: asGet },
+    });
+    // The body keeps the key order of the GET answer.
+    expect(JSON.stringify(body.data.object)).toBe(JSON.stringify(asGet));
+    expect(body.id).toMatch(/^evt_[0-9a-f]{32}$/);
+  });
+
+  it('records no second event for a duplicate webhook, a second payment event or a replayed close', async () => {
+    const order = await createOrder();
+    const event = paymentSucceeded(order.id);
+    await deliverEvent(t, event);
+    expect((await deliverEvent(t, event)).body.data.duplicate).toBe(true);
+    expect((await deliverEvent(t, paymentSucceeded(order.id))).body.data.status).toBe('ignored');
+
+    const open = await createOrder();
+    const key = randomUUID();
+    const close = () => api().post(`/v1/orders/${open.id}/close`).set('Idempotency-Key', key);
+    expectSuccess(await close(), 200);
+    const replay = await close();
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expectError(await api().post(`/v1/orders/${open.id}/close`), 400, 'order_not_closable', 'id');
+    // The same out_trade_no again returns the order and records nothing.
+    const again = await api().post('/v1/orders', orderBody({ out_trade_no: (await eventsOf(order.id))[0].data.object.out_trade_no }));
+    expect(again.status).toBe(200);
+
+    expect((await eventsOf(order.id)).map((e) => e.type)).toEqual(['order.paid']);
+    const closed = await eventsOf(open.id);
+    expect(closed.map((e) => e.type)).toEqual(['order.closed']);
+    expect(closed[0].data.object.status).toBe('closed');
+  });
+
+  it('sends refund.succeeded and refund.failed with the refund as GET returns it, to the refund’s own URL', async () => {
+    const own = await startReceiver();
+    try {
+      const order = await createOrder();
+      await pay(order.id);
+      const first = (await api().post('/v1/refunds', { order_id: order.id, amount: 100 })).body.data;
+      const second = (await api().post('/v1/refunds', { order_id: order.id, amount: 200, notify_url: own.url })).body.data;
+      expectSuccess(await api().post(`/v1/test_helpers/refunds/${first.id}/succeed`), 200);
+      const failed = await api().post(`/v1/test_helpers/refunds/${second.id}/fail`);
+      expectSuccess(failed, 200);
+      expect(failed.body.data.status).toBe('failed');
+      await waitForSettled(t.db.pool);
+
+      const events = await eventsOf(order.id);
+      expect(events.map((e) => e.type)).toEqual(['order.paid', 'refund.succeeded', 'refund.failed']);
+      const succeeded = JSON.parse(receivedFor(events[1].id)[0].body);
+      expect(succeeded.data.object).toEqual((await api().get(`/v1/refunds/${first.id}`)).body.data);
+      const fromOwn = own.received.filter((r) => r.headers['webhook-id'] === events[2].id);
+      expect(fromOwn).toHaveLength(1);
+      expect(JSON.parse(fromOwn[0].body).data.object).toEqual((await api().get(`/v1/refunds/${second.id}`)).body.data);
+      expect(signedBy(fromOwn[0], merchant.secrets.test)).toBe(true);
+      expect(receivedFor(events[2].id)).toHaveLength(0);
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('records an event without notify_url as no_destination and sends nothing', async () => {
+    const response = await api().post('/v1/orders', orderBody());
+    const id = response.body.data.id;
+    await pay(id);
+    const [event] = await eventsOf(id);
+    expect(event.delivery_status).toBe('no_destination');
+    const got = (await api().get(`/v1/events/${event.id}`)).body.data;
+    expect(got.delivery).toEqual({ status: 'no_destination', attempts: 0, next_attempt_at: null, last_attempt: null });
+    const { rows } = await t.db.pool.query(`SELECT 1 FROM graphile_worker._private_jobs WHERE payload->>'event_id' = $1`, [event.id]);
+    expect(rows).toHaveLength(0);
+    expectError(await api().post(`/v1/events/${event.id}/redeliver`), 400, 'event_not_deliverable', 'id');
+  });
+
+  it('lists, filters and pages events, shows delivery and attempts, and hides other merchants’ events', async () => {
+    const other = await createNotifiedMerchant(t, 'Other');
+    const order = await createOrder();
+    await pay(order.id);
+    const closedOrder = await createOrder();
+    await api().post(`/v1/orders/${closedOrder.id}/close`);
+    await waitForSettled(t.db.pool);
+
+    const page = (await api().get('/v1/events?limit=1')).body;
+    expect(page.data).toHaveLength(1);
+    expect(page.has_more).toBe(true);
+    expect(page.data[0].type).toBe('order.closed');
+    const next = (await api().get(`/v1/events?limit=1&starting_after=${page.data[0].id}`)).body;
+    expect(next.data[0].type).toBe('order.paid');
+    expect(next.data[0].data.object.id).toBe(order.id);
+
+    const byOrder = (await api().get(`/v1/events?order_id=${order.id}`)).body.data;
+    expect(byOrder.map((e: { type: string }) => e.type)).toEqual(['order.paid']);
+    const byType = (await api().get('/v1/events?type=order.closed&limit=100')).body.data;
+    expect(byType.every((e: { type: string }) => e.type === 'order.closed')).toBe(true);
+    expectError(await api().get('/v1/events?type=order.unknown'), 400, 'parameter_invalid', 'type');
+
+    const id = byOrder[0].id;
+    const event = await api().get(`/v1/events/${id}`);
+    expectSuccess(event, 200);
+    expect(event.body.data.delivery).toMatchObject({ status: 'delivered', attempts: 1, next_attempt_at: null });
+    expect(event.body.data.delivery.last_attempt).toMatchObject({ status_code: 200, error: null });
+    const attempts = (await api().get(`/v1/events/${id}/attempts`)).body.data;
+    expect(attempts).toHaveLength(1);
+    expect(attempts[0]).toMatchObject({ url: receiver.url, status_code: 200, error: null, kind: 'scheduled', response_body: '{"ok":true}' });
+
+    expectError(await api(other.testKey).get(`/v1/events/${id}`), 404, 'resource_missing', 'id');
+    expectError(await api(merchant.liveKey).get(`/v1/events/${id}`), 404, 'resource_missing', 'id');
+    expectError(await api(other.testKey).post(`/v1/events/${id}/redeliver`), 404, 'resource_missing', 'id');
+    expect((await api(other.testKey).get('/v1/events')).body.data).toEqual([]);
+  });
+
+  it('redelivers on request (202, with Idempotency-Key): one more attempt, same webhook-id, fresh signature', async () => {
+    const order = await createOrder();
+    await pay(order.id);
+    await waitForSettled(t.db.pool);
+    const [event] = await eventsOf(order.id);
+    const key = randomUUID();
+    const first = await api().post(`/v1/events/${event.id}/redeliver`).set('Idempotency-Key', key);
+    expectSuccess(first, 202);
+    expect(first.body.data.id).toBe(event.id);
+    const replay = await api().post(`/v1/events/${event.id}/redeliver`).set('Idempotency-Key', key);
+    expect(replay.status).toBe(202);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    await waitFor(t.db.pool, 'SELECT attempts = 2 AS done FROM events WHERE id = $1', [event.id]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    const deliveries = receivedFor(event.id);
+    expect(deliveries).toHaveLength(2);
+    expect(deliveries[1].body).toBe(deliveries[0].body);
+    expect(signedBy(deliveries[1], merchant.secrets.test)).toBe(true);
+    const attempts = (await api().get(`/v1/events/${event.id}/attempts`)).body.data;
+    expect(attempts.map((a: { kind: string }) => a.kind)).toEqual(['scheduled', 'redelivery']);
+  });
+
+  it('answers 404 to test helpers called with a live key', async () => {
+    const live = await createOrder({ notify_url: 'https://merchant.example/notify' }, merchant.liveKey);
+    expectError(await api(merchant.liveKey).post(`/v1/test_helpers/orders/${live.id}/pay`), 404, 'route_not_found');
+    const { rows } = await t.db.pool.query('SELECT status FROM orders WHERE id = $1', [live.id]);
+    expect(rows[0].status).toBe('pending');
+  });
+
+  it('pays an order through the test helper exactly as the webhook does', async () => {
+    const order = await createOrder();
+    const paid = await api().post(`/v1/test_helpers/orders/${order.id}/pay`).set('Idempotency-Key', randomUUID());
+    expectSuccess(paid, 200);
+    expect(paid.body.data).toMatchObject({ id: order.id, status: 'paid' });
+    expect(paid.body.data).toEqual((await api().get(`/v1/orders/${order.id}`)).body.data);
+    const { rows } = await t.db.pool.query('SELECT 1 FROM fulfillments WHERE order_id = $1', [order.id]);
+    expect(rows).toHaveLength(1);
+    expect((await eventsOf(order.id)).map((e) => e.type)).toEqual(['order.paid']);
+    expectError(await api().post(`/v1/test_helpers/orders/${order.id}/pay`), 400, 'order_not_payable', 'id');
+    expectError(await api().post('/v1/test_helpers/orders/ord_00000000000000000000000000000000/pay'), 404, 'resource_missing', 'id');
+  });
+});
