@@ -3,7 +3,8 @@
  * Generates src/generated/openapi.ts from the server's OpenAPI document with
  * openapi-typescript, so the client's types follow the document (src/types.ts re-exports
  * them). The output depends only on the document: no date, no path, so a test can tell
- * when the committed file has drifted.
+ * when the committed file has drifted (test/sdk/generated-types.e2e-spec.ts does).
+ * `npm run sdk:types` at the repository root exports the document and runs this script.
  *
  *   node scripts/generate-types.mjs <openapi.json>             write the types
  *   node scripts/generate-types.mjs --url <server>/docs-json   read the document from a server
@@ -16,8 +17,8 @@ import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
 
 const DEFAULT_OUT = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'generated', 'openapi.ts');
 const HEADER =
-  `${COMMENT_HEADER}// From the server's OpenAPI document (GET /docs-json): ` +
-  'npm run generate-types -w sdk -- <document>\n\n';
+  `${COMMENT_HEADER}// From the server's OpenAPI document (GET /docs-json): regenerate with ` +
+  '`npm run sdk:types` at the repository root\n\n';
 
 function parseArguments(argv) {
   const options = { source: undefined, url: undefined, out: DEFAULT_OUT, check: false };
@@ -49,7 +50,7 @@ async function main() {
   if (options.check) {
     const current = existsSync(options.out) ? readFileSync(options.out, 'utf8') : null;
     if (current !== types) {
-      process.stderr.write(`${options.out} differs from the document: run npm run generate-types -w sdk\n`);
+      process.stderr.write(`${options.out} differs from the document: run npm run sdk:types\n`);
       process.exit(1);
     }
     process.stdout.write(`${options.out} matches the document\n`);
