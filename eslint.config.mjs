@@ -6,7 +6,18 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   // sdk/src/generated/ is openapi-typescript's output, compared byte for byte with the document's types.
-  { ignores: ['node_modules/', 'dist/', '.data/', 'coverage/', 'bench/results/', 'sdk/dist/', 'sdk/src/generated/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      '.data/',
+      'coverage/',
+      'bench/results/',
+      'sdk/dist/',
+      'sdk/src/generated/',
+      '**/node_modules/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   prettier,
@@ -15,8 +26,13 @@ export default tseslint.config(
       globals: { ...globals.node },
     },
     rules: {
-      // Prettier cannot wrap comments and strings: the limit itself is kept here.
-      'max-len': ['error', { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true }],
+      // Prettier lays code out at 120 columns but cannot wrap comments: the limit is kept
+      // here. String and template literals (SQL, expected output, test titles) may run
+      // longer rather than be cut where their meaning would change.
+      'max-len': [
+        'error',
+        { code: 120, ignoreUrls: true, ignoreRegExpLiterals: true, ignoreStrings: true, ignoreTemplateLiterals: true },
+      ],
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
   },

@@ -35,7 +35,8 @@ function settingsFromEnv(env = process.env) {
     return value;
   };
   const connections = (env.BENCH_CONNECTIONS || '10,50').split(',').map(Number);
-  if (connections.some((c) => !Number.isInteger(c) || c < 1 || c > 150)) throw new Error('BENCH_CONNECTIONS: 1 to 150, comma-separated');
+  if (connections.some((c) => !Number.isInteger(c) || c < 1 || c > 150))
+    throw new Error('BENCH_CONNECTIONS: 1 to 150, comma-separated');
   const only = env.BENCH_SCENARIOS ? env.BENCH_SCENARIOS.split(',') : null;
   const unknown = (only ?? []).filter((id) => !SCENARIOS.some((s) => s.id === id));
   const peerStorage = env.BENCH_PEER_STORAGE || 'redis';
@@ -69,13 +70,22 @@ async function run(cleanup, settings) {
   const loadAverageAtStart = os.loadavg().map((l) => Number(l.toFixed(2)));
   const failures = [];
 
-  const runs = settings.connections.reduce((n, c) => n + settings.scenarios.filter((s) => !s.connections || s.connections.includes(c)).length, 0);
+  const runs = settings.connections.reduce(
+    (n, c) => n + settings.scenarios.filter((s) => !s.connections || s.connections.includes(c)).length,
+    0,
+  );
   const primers = settings.warmup > 0 ? settings.scenarios.filter((s) => s.primes).length : 0;
   const estimate = Math.round(runs * (settings.seconds + settings.warmup + 1.5) + primers * settings.warmup + 15);
-  log(`npm run bench: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up each), about ${Math.floor(estimate / 60)} min ${estimate % 60} s`);
+  log(
+    `npm run bench: ${runs} runs of ${settings.seconds} s (+${settings.warmup} s warm-up each), about ${Math.floor(estimate / 60)} min ${estimate % 60} s`,
+  );
   const database = await openDatabase(cleanup, { durable: settings.durable });
   const pg = database.server;
-  log(`PostgreSQL ${pg.version}, ${pg.kind} at ${pg.address}, database ${database.name}: ${Object.entries(pg.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  log(
+    `PostgreSQL ${pg.version}, ${pg.kind} at ${pg.address}, database ${database.name}: ${Object.entries(pg.settings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}`,
+  );
   const postmasterPid = await findPostmaster(database.url);
   if (!postmasterPid) log('PostgreSQL runs on another machine: its CPU per request is not measured');
   const server = await startServer({ databaseUrl: database.url, logFile: join(RESULTS, 'server.log'), cleanup });
@@ -117,7 +127,9 @@ async function run(cleanup, settings) {
         const row = { short: scenario.short, connections, ...figures };
         rows.push(row);
         for (const problem of problemsOf(row)) failures.push(`${row.title} @ ${connections}: ${problem}`);
-        log(`  ${`${row.title} @ ${connections}`.padEnd(48)} ${String(Math.round(row.rps)).padStart(6)}/s  p50 ${row.p50} ms  p99 ${row.p99} ms${problemsOf(row).length ? '  ✗' : ''}`);
+        log(
+          `  ${`${row.title} @ ${connections}`.padEnd(48)} ${String(Math.round(row.rps)).padStart(6)}/s  p50 ${row.p50} ms  p99 ${row.p99} ms${problemsOf(row).length ? '  ✗' : ''}`,
+        );
       }
     }
   }
@@ -138,9 +150,14 @@ async function run(cleanup, settings) {
   log('Written: bench/results/latest.json, latest.md, latest.svg (and the table in docs/benchmarks.md)');
 
   const missed = report.ratios.filter((r) => r.verdict === 'FAIL');
-  if (missed.length) log(`\nTargets missed: ${missed.map((r) => `${r.figure} @ ${r.connections} = ${r.value} (${r.target})`).join('; ')}`);
+  if (missed.length)
+    log(
+      `\nTargets missed: ${missed.map((r) => `${r.figure} @ ${r.connections} = ${r.value} (${r.target})`).join('; ')}`,
+    );
   if (failures.length) {
-    log(`\n${'!'.repeat(78)}\n!! BENCH FAILED: not every answer was the expected one\n${failures.map((f) => `!!  - ${f}`).join('\n')}\n${'!'.repeat(78)}`);
+    log(
+      `\n${'!'.repeat(78)}\n!! BENCH FAILED: not every answer was the expected one\n${failures.map((f) => `!!  - ${f}`).join('\n')}\n${'!'.repeat(78)}`,
+    );
     return 1;
   }
   log('\nEvery run: zero non-2xx answers, zero errors and timeouts, every answer as expected.');
@@ -193,7 +210,8 @@ function machine() {
 /** The commit measured, marked when src/ has uncommitted changes. */
 function gitDescribe() {
   try {
-    const git = (...args) => execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const git = (...args) =>
+      execFileSync('git', args, { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     return `${git('rev-parse', '--short', 'HEAD')}${git('status', '--porcelain', '--', 'src', 'migrations') ? ' + uncommitted changes in src/' : ''}`;
   } catch {
     return 'unknown';

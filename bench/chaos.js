@@ -40,7 +40,8 @@ function parseOptions(argv) {
       client = argv[i + 1];
       continue;
     }
-    if (!(name in options) || !/^\d+$/.test(argv[i + 1] ?? '')) throw new Error(`bad option ${argv[i]} ${argv[i + 1] ?? ''}`);
+    if (!(name in options) || !/^\d+$/.test(argv[i + 1] ?? ''))
+      throw new Error(`bad option ${argv[i]} ${argv[i + 1] ?? ''}`);
     options[name] = Number(argv[i + 1]);
   }
   const { operations, workers, kills, payments } = options;
@@ -176,22 +177,43 @@ async function main() {
 /** A merchant, and one paid order large enough that refunds never run out. */
 async function setUp(url, amount) {
   const post = async (path, headers, body) => {
-    const response = await fetch(`${url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body });
+    const response = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...headers },
+      body,
+    });
     const text = await response.text();
     if (!response.ok) throw new Error(`${path}: ${response.status} ${text}`);
     return JSON.parse(text).data;
   };
-  const merchant = await post('/v1/admin/merchants', { Authorization: `Bearer ${ADMIN_TOKEN}` }, JSON.stringify({ name: 'Chaos' }));
+  const merchant = await post(
+    '/v1/admin/merchants',
+    { Authorization: `Bearer ${ADMIN_TOKEN}` },
+    JSON.stringify({ name: 'Chaos' }),
+  );
   const key = merchant.api_keys.test;
-  const order = await post('/v1/orders', { 'X-Api-Key': key }, JSON.stringify({ out_trade_no: 'CHAOS_ORDER', amount, currency: 'USD', subject: 'Chaos' }));
+  const order = await post(
+    '/v1/orders',
+    { 'X-Api-Key': key },
+    JSON.stringify({ out_trade_no: 'CHAOS_ORDER', amount, currency: 'USD', subject: 'Chaos' }),
+  );
   const eventId = `evt_${randomUUID()}`;
-  const event = JSON.stringify({ id: eventId, type: 'payment.succeeded', created_at: new Date().toISOString(), data: { order_id: order.id, amount, currency: 'USD', provider_payment_id: 'pay_chaos' } });
+  const event = JSON.stringify({
+    id: eventId,
+    type: 'payment.succeeded',
+    created_at: new Date().toISOString(),
+    data: { order_id: order.id, amount, currency: 'USD', provider_payment_id: 'pay_chaos' },
+  });
   const now = new Date();
-  const paid = await post('/v1/webhooks/kukopay', {
-    'webhook-id': eventId,
-    'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-    'webhook-signature': new Webhook(SECRET).sign(eventId, now, event),
-  }, event);
+  const paid = await post(
+    '/v1/webhooks/kukopay',
+    {
+      'webhook-id': eventId,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': new Webhook(SECRET).sign(eventId, now, event),
+    },
+    event,
+  );
   if (paid.status !== 'processed') throw new Error(`payment not processed: ${JSON.stringify(paid)}`);
   return { key, orderId: order.id };
 }
@@ -203,13 +225,21 @@ async function verify(url, orderId, operations) {
   try {
     const refunds = (await client.query('SELECT id, amount FROM refunds WHERE order_id = $1', [orderId])).rows;
     const operationKeys = operations.map((op) => op.key).filter((key) => key !== null);
-    const keys = (await client.query('SELECT key, response_status, response_body FROM idempotency_keys WHERE key = ANY($1)', [operationKeys])).rows;
+    const keys = (
+      await client.query('SELECT key, response_status, response_body FROM idempotency_keys WHERE key = ANY($1)', [
+        operationKeys,
+      ])
+    ).rows;
     const [order] = (await client.query('SELECT amount_refunded FROM orders WHERE id = $1', [orderId])).rows;
-    const storedRefund = new Map(keys.map((row) => [row.key, row.response_status === 201 ? JSON.parse(row.response_body).data.id : null]));
+    const storedRefund = new Map(
+      keys.map((row) => [row.key, row.response_status === 201 ? JSON.parse(row.response_body).data.id : null]),
+    );
     const refundIds = new Set(refunds.map((row) => row.id));
     const failed = operations.filter((op) => op.failure !== null);
     const answeredIds = new Set(operations.map((op) => op.refundId).filter(Boolean));
-    const lost = operations.filter((op) => !op.refundId || !refundIds.has(op.refundId) || storedRefund.get(op.key) !== op.refundId);
+    const lost = operations.filter(
+      (op) => !op.refundId || !refundIds.has(op.refundId) || storedRefund.get(op.key) !== op.refundId,
+    );
     const duplicated = refunds.length - answeredIds.size;
     const ok =
       failed.length === 0 &&

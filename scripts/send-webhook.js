@@ -2,7 +2,8 @@
 // Signs a provider event with Standard Webhooks (the same `standardwebhooks` library the
 // service verifies with) and posts it to a running service.
 //
-//   node scripts/send-webhook.js --secret whsec_… payment.succeeded '{"order_id":"ord_…","amount":2990,"currency":"USD","provider_payment_id":"pay_1"}'
+//   node scripts/send-webhook.js --secret whsec_… payment.succeeded \
+//     '{"order_id":"ord_…","amount":2990,"currency":"USD","provider_payment_id":"pay_1"}'
 //
 // Options: --url (default http://localhost:3000), --provider (default kukopay),
 //          --id (default a new evt_… id; reuse one to see a duplicate delivery).
@@ -23,11 +24,18 @@ function parseArgs(argv) {
 async function main() {
   const options = parseArgs(process.argv.slice(2));
   if (!options.secret || !options.type || !options.data) {
-    console.error('usage: node scripts/send-webhook.js --secret whsec_… [--url …] [--provider …] [--id evt_…] TYPE DATA_JSON');
+    console.error(
+      'usage: node scripts/send-webhook.js --secret whsec_… [--url …] [--provider …] [--id evt_…] TYPE DATA_JSON',
+    );
     process.exit(2);
   }
   const id = options.id ?? `evt_${randomBytes(12).toString('hex')}`;
-  const body = JSON.stringify({ id, type: options.type, created_at: new Date().toISOString(), data: JSON.parse(options.data) });
+  const body = JSON.stringify({
+    id,
+    type: options.type,
+    created_at: new Date().toISOString(),
+    data: JSON.parse(options.data),
+  });
   const timestamp = new Date();
   const signature = new Webhook(options.secret).sign(id, timestamp, body);
   const response = await fetch(`${options.url}/v1/webhooks/${options.provider}`, {

@@ -12,7 +12,17 @@ describe('crash safety (npm run chaos, short)', () => {
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
       const child = spawn(
         process.execPath,
-        [join(__dirname, '..', 'bench', 'chaos.js'), '--operations', '60', '--kills', '3', '--db-restarts', '1', '--payments', '20'],
+        [
+          join(__dirname, '..', 'bench', 'chaos.js'),
+          '--operations',
+          '60',
+          '--kills',
+          '3',
+          '--db-restarts',
+          '1',
+          '--payments',
+          '20',
+        ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
       );
       let output = '';
@@ -23,9 +33,23 @@ describe('crash safety (npm run chaos, short)', () => {
     const line = output.split('\n').find((l) => l.startsWith('CHAOS_RESULT '));
     expect({ code, output: line ? 'result' : output }).toEqual({ code: 0, output: 'result' });
     const result = JSON.parse(line!.slice('CHAOS_RESULT '.length));
-    expect(result).toMatchObject({ ok: true, refunds: 60, amountRefunded: 60, lost: 0, duplicated: 0, failed: 0, dbRestarts: 1 });
+    expect(result).toMatchObject({
+      ok: true,
+      refunds: 60,
+      amountRefunded: 60,
+      lost: 0,
+      duplicated: 0,
+      failed: 0,
+      dbRestarts: 1,
+    });
     expect(result.kills).toBeGreaterThanOrEqual(3);
     // Orders paid by webhooks under the same kills: each paid once and notified (once after dedup).
-    expect(result).toMatchObject({ payments: 20, paidOrders: 20, paymentEvents: 20, notifiedOrders: 20, undelivered: 0 });
+    expect(result).toMatchObject({
+      payments: 20,
+      paidOrders: 20,
+      paymentEvents: 20,
+      notifiedOrders: 20,
+      undelivered: 0,
+    });
   }, 180000);
 });

@@ -45,7 +45,13 @@ describe('the error contract (docs/errors.md)', () => {
     const deep = `{"name":${'['.repeat(20000)}1${']'.repeat(20000)}}`;
     const response = await admin().set('Content-Type', 'application/json').send(deep);
     expectError(response, 400, 'parameter_invalid', 'name');
-    const account = await t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', 'deep').set('Content-Type', 'application/json').send(deep);
+    const account = await t
+      .http()
+      .post('/v1/orders')
+      .set('X-Api-Key', merchant.testKey)
+      .set('Idempotency-Key', 'deep')
+      .set('Content-Type', 'application/json')
+      .send(deep);
     expectError(account, 400, 'parameter_invalid', 'name');
   });
 
@@ -60,7 +66,12 @@ describe('the error contract (docs/errors.md)', () => {
       .set('Content-Type', 'application/json')
       .send('{"out_trade_no":"SURR_1","amount":1,"currency":"USD","subject":"s","metadata":{"a":"\\udc00"}}');
     expectError(order, 400, 'parameter_invalid', 'metadata.a');
-    expectError(await t.http().get('/v1/orders?starting_after=%00').set('X-Api-Key', merchant.testKey), 400, 'parameter_invalid', 'starting_after');
+    expectError(
+      await t.http().get('/v1/orders?starting_after=%00').set('X-Api-Key', merchant.testKey),
+      400,
+      'parameter_invalid',
+      'starting_after',
+    );
   });
 
   it('refuses a body over 64 KiB with 413', async () => {
@@ -69,7 +80,12 @@ describe('the error contract (docs/errors.md)', () => {
   });
 
   it('refuses a write whose body is not application/json with 415', async () => {
-    expectError(await admin().set('Content-Type', 'text/plain').send('name=Acme'), 415, 'unsupported_media_type', 'Content-Type');
+    expectError(
+      await admin().set('Content-Type', 'text/plain').send('name=Acme'),
+      415,
+      'unsupported_media_type',
+      'Content-Type',
+    );
     expectError(
       await admin().set('Content-Type', 'application/x-www-form-urlencoded').send('name=Acme'),
       415,

@@ -30,7 +30,10 @@ function rawExchange(port: number, chunks: (Buffer | string)[], gapMs = 0, waitM
       const [head, ...rest] = text.split('\r\n\r\n');
       const [statusLine, ...headerLines] = head.split('\r\n');
       const headers = Object.fromEntries(
-        headerLines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+        headerLines.map((line) => [
+          line.slice(0, line.indexOf(':')).toLowerCase(),
+          line.slice(line.indexOf(':') + 1).trim(),
+        ]),
       );
       let body: Record<string, unknown> = {};
       try {
@@ -74,14 +77,24 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
   describe('HTTP parser errors answer the envelope with a request id', () => {
     it.each([
       ['a DEL byte in a header', 'GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n', 400, 'malformed_request'],
-      ['a raw 0xFF byte in the URL', Buffer.from('GET /v1/\xffrders HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'), 400, 'malformed_request'],
+      [
+        'a raw 0xFF byte in the URL',
+        Buffer.from('GET /v1/\xffrders HTTP/1.1\r\nHost: x\r\n\r\n', 'latin1'),
+        400,
+        'malformed_request',
+      ],
       [
         'Content-Length with Transfer-Encoding',
         'POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
         400,
         'malformed_request',
       ],
-      ['headers over 16 KiB', `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+      [
+        'headers over 16 KiB',
+        `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        431,
+        'headers_too_large',
+      ],
     ])('%s', async (_name, request, status, error) => {
       expectRawError(await rawExchange(port, [request]), status, error);
     });
@@ -126,9 +139,19 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
     it('replays a key first used on /v1/orders for /v1/%6Frders: one endpoint', async () => {
       const key = randomUUID();
       const body = orderBody();
-      const first = await t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(body);
+      const first = await t
+        .http()
+        .post('/v1/orders')
+        .set('X-Api-Key', merchant.testKey)
+        .set('Idempotency-Key', key)
+        .send(body);
       expectSuccess(first, 201);
-      const again = await t.http().post('/v1/%6Frders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(body);
+      const again = await t
+        .http()
+        .post('/v1/%6Frders')
+        .set('X-Api-Key', merchant.testKey)
+        .set('Idempotency-Key', key)
+        .send(body);
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
       expect(again.body.data.id).toBe(first.body.data.id);
@@ -138,7 +161,11 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
   describe('bodies', () => {
     it('refuses a body that is not valid UTF-8, and stores nothing under its key', async () => {
       const key = randomUUID();
-      const bytes = Buffer.concat([Buffer.from('{"out_trade_no":"UTF8_'), Buffer.from([0xff, 0xfe]), Buffer.from('","amount":1}')]);
+      const bytes = Buffer.concat([
+        Buffer.from('{"out_trade_no":"UTF8_'),
+        Buffer.from([0xff, 0xfe]),
+        Buffer.from('","amount":1}'),
+      ]);
       const response = await fetch(`http://127.0.0.1:${port}/v1/orders`, {
         method: 'POST',
         headers: { 'X-Api-Key': merchant.testKey, 'Idempotency-Key': key, 'Content-Type': 'application/json' },

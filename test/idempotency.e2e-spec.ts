@@ -96,7 +96,11 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
 
     it('ignores the header on GET', async () => {
       const order = await createOrder(t, merchant.testKey);
-      const response = await t.http().get(`/v1/orders/${order.id}`).set('X-Api-Key', merchant.testKey).set('Idempotency-Key', '');
+      const response = await t
+        .http()
+        .get(`/v1/orders/${order.id}`)
+        .set('X-Api-Key', merchant.testKey)
+        .set('Idempotency-Key', '');
       expectSuccess(response, 200);
     });
   });
@@ -162,7 +166,9 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
       const close = (id: string, key: string) =>
         t.http().post(`/v1/orders/${id}/close`).set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key);
       expectError(await close('ord_00000000000000000000000000000000', missing), 404, 'resource_missing', 'id');
-      expect((await close('ord_00000000000000000000000000000000', missing)).headers['idempotent-replayed']).toBe('true');
+      expect((await close('ord_00000000000000000000000000000000', missing)).headers['idempotent-replayed']).toBe(
+        'true',
+      );
 
       const order = await createOrder(t, merchant.testKey);
       await close(order.id, randomUUID()).expect(200);
@@ -173,10 +179,50 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
 
     it('does not store answers that are not the request’s own result', async () => {
       const cases: [string, () => Test, number, string][] = [
-        ['no api key', () => t.http().post('/v1/orders').set('Idempotency-Key', 'nostore-401').send(orderBody()), 401, 'api_key_missing'],
-        ['bad json', () => t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', 'nostore-json').set('Content-Type', 'application/json').send('{'), 400, 'invalid_json'],
-        ['wrong type', () => t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', 'nostore-415').set('Content-Type', 'text/plain').send('x'), 415, 'unsupported_media_type'],
-        ['too large', () => t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', 'nostore-413').send(orderBody({ subject: 'x'.repeat(70000) })), 413, 'payload_too_large'],
+        [
+          'no api key',
+          () => t.http().post('/v1/orders').set('Idempotency-Key', 'nostore-401').send(orderBody()),
+          401,
+          'api_key_missing',
+        ],
+        [
+          'bad json',
+          () =>
+            t
+              .http()
+              .post('/v1/orders')
+              .set('X-Api-Key', merchant.testKey)
+              .set('Idempotency-Key', 'nostore-json')
+              .set('Content-Type', 'application/json')
+              .send('{'),
+          400,
+          'invalid_json',
+        ],
+        [
+          'wrong type',
+          () =>
+            t
+              .http()
+              .post('/v1/orders')
+              .set('X-Api-Key', merchant.testKey)
+              .set('Idempotency-Key', 'nostore-415')
+              .set('Content-Type', 'text/plain')
+              .send('x'),
+          415,
+          'unsupported_media_type',
+        ],
+        [
+          'too large',
+          () =>
+            t
+              .http()
+              .post('/v1/orders')
+              .set('X-Api-Key', merchant.testKey)
+              .set('Idempotency-Key', 'nostore-413')
+              .send(orderBody({ subject: 'x'.repeat(70000) })),
+          413,
+          'payload_too_large',
+        ],
       ];
       for (const [, send, status, error] of cases) {
         expect((await send()).body.error).toBe(error);
@@ -280,7 +326,12 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
         const body = orderBody();
         const responses = await Promise.all(
           Array.from({ length: 20 }, (_, i) =>
-            (i % 2 ? second : t).http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(body),
+            (i % 2 ? second : t)
+              .http()
+              .post('/v1/orders')
+              .set('X-Api-Key', merchant.testKey)
+              .set('Idempotency-Key', key)
+              .send(body),
           ),
         );
         expect(responses.every((r) => r.status === 201 || r.status === 409)).toBe(true);
@@ -332,7 +383,13 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
       const short = await startTestApp({ IDEMPOTENCY_TTL_SECONDS: '60' }, t.db);
       try {
         const key = randomUUID();
-        await short.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(orderBody()).expect(201);
+        await short
+          .http()
+          .post('/v1/orders')
+          .set('X-Api-Key', merchant.testKey)
+          .set('Idempotency-Key', key)
+          .send(orderBody())
+          .expect(201);
         const [row] = await keyRows(key);
         expect((row.expires_at.getTime() - row.created_at.getTime()) / 1000).toBe(60);
       } finally {
@@ -345,7 +402,11 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
     it('rolls our writes back and replays the competitor’s answer', async () => {
       const key = randomUUID();
       const body = orderBody();
-      const restore = await injectFault(t.db.pool, 'orders', `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(0.5); END IF;`);
+      const restore = await injectFault(
+        t.db.pool,
+        'orders',
+        `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(0.5); END IF;`,
+      );
       try {
         const ours = create(key, body).then((r) => r);
         // While our request runs (it holds the lock), an answer for the key commits, as
@@ -437,7 +498,11 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
   describe('crashes and disconnects', () => {
     /** Makes inserts of one out_trade_no take `seconds`, so a request can be caught mid-way. */
     const slowInsert = (outTradeNo: string, seconds: number) =>
-      injectFault(t.db.pool, 'orders', `IF NEW.out_trade_no = '${outTradeNo}' THEN PERFORM pg_sleep(${seconds}); END IF;`);
+      injectFault(
+        t.db.pool,
+        'orders',
+        `IF NEW.out_trade_no = '${outTradeNo}' THEN PERFORM pg_sleep(${seconds}); END IF;`,
+      );
 
     it('completes and commits a request whose client went away; the retry gets the replay', async () => {
       const key = randomUUID();
@@ -447,7 +512,10 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
         // supertest sends on then(); the client gives up after 100 ms.
         const gaveUp = create(key, body)
           .timeout(100)
-          .then(() => 'answered', (error: Error) => error.message);
+          .then(
+            () => 'answered',
+            (error: Error) => error.message,
+          );
         await waitForAnAdvisoryLock(t.db.pool);
         expect(await gaveUp).toMatch(/Timeout/);
         // The first request is still running: its key is held.
@@ -488,4 +556,3 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
     });
   });
 });
-

@@ -18,16 +18,29 @@ describe('structured logs (docs/operations.md)', () => {
     try {
       const key = randomUUID();
       const body = orderBody();
-      const send = () => request(server.url).post('/v1/orders').set('X-Api-Key', testKey).set('Idempotency-Key', key).send(body);
+      const send = () =>
+        request(server.url).post('/v1/orders').set('X-Api-Key', testKey).set('Idempotency-Key', key).send(body);
       const first = await send().expect(201);
       const replay = await send().expect(201);
-      await request(server.url).post('/v1/admin/merchants').set('Authorization', 'Bearer logging-admin-token-0123456789').send({ name: 'L' }).expect(201);
+      await request(server.url)
+        .post('/v1/admin/merchants')
+        .set('Authorization', 'Bearer logging-admin-token-0123456789')
+        .send({ name: 'L' })
+        .expect(201);
       await server.kill('SIGTERM');
 
       const lines = server.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);
       const completed = lines.filter((line) => line.msg === 'request completed');
       const executed = completed.find((line) => line.request_id === first.headers['x-request-id']);
-      expect(executed).toMatchObject({ level: 'info', method: 'POST', url: '/v1/orders', status: 201, merchant_id: merchantId, environment: 'test', idempotency: 'executed' });
+      expect(executed).toMatchObject({
+        level: 'info',
+        method: 'POST',
+        url: '/v1/orders',
+        status: 201,
+        merchant_id: merchantId,
+        environment: 'test',
+        idempotency: 'executed',
+      });
       const replayed = completed.find((line) => line.idempotency === 'replayed');
       expect(replayed).toMatchObject({ original_request_id: first.headers['x-request-id'], status: 201 });
       expect(replayed!.request_id).not.toBe(first.headers['x-request-id']);

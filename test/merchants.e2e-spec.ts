@@ -35,7 +35,12 @@ describe('merchants and API keys', () => {
   it('refuses a missing or wrong admin token', async () => {
     const post = () => t.http().post('/v1/admin/merchants').send({ name: 'Acme' });
     expectError(await post(), 401, 'api_key_missing', 'Authorization');
-    expectError(await post().set('Authorization', 'Bearer wrong-token-0123456789'), 401, 'api_key_invalid', 'Authorization');
+    expectError(
+      await post().set('Authorization', 'Bearer wrong-token-0123456789'),
+      401,
+      'api_key_invalid',
+      'Authorization',
+    );
     expectError(await post().set('Authorization', `Basic ${ADMIN_TOKEN}`), 401, 'api_key_invalid', 'Authorization');
   });
 
@@ -68,7 +73,12 @@ describe('merchants and API keys', () => {
     expectError(await get().set('X-Api-Key', 'sk_test_123'), 401, 'api_key_invalid', 'X-Api-Key');
     expectError(await get().set('X-Api-Key', `kuko_test_${'A'.repeat(32)}`), 401, 'api_key_invalid', 'X-Api-Key');
     // Same random part, other environment: a different key.
-    expectError(await get().set('X-Api-Key', merchant.testKey.replace('_test_', '_live_')), 401, 'api_key_invalid', 'X-Api-Key');
+    expectError(
+      await get().set('X-Api-Key', merchant.testKey.replace('_test_', '_live_')),
+      401,
+      'api_key_invalid',
+      'X-Api-Key',
+    );
 
     await t.db.pool.query(`UPDATE api_keys SET revoked_at = now() WHERE merchant_id = $1 AND environment = 'test'`, [
       merchant.id,

@@ -52,7 +52,11 @@ describe('GET /metrics (docs/operations.md)', () => {
     await t.http().get('/v1/orders/ord_missing2').set('X-Api-Key', merchant.testKey).expect(404);
     await t.http().get(`/v1/orders/${created.body.data.id}`).set('X-Api-Key', merchant.testKey).expect(200);
     // 1 wrong key; webhooks: processed, duplicate, a bad signature, an unknown provider (not a series).
-    await t.http().get('/v1/account').set('X-Api-Key', `kuko_test_${'A'.repeat(32)}`).expect(401);
+    await t
+      .http()
+      .get('/v1/account')
+      .set('X-Api-Key', `kuko_test_${'A'.repeat(32)}`)
+      .expect(401);
     const payment = paymentSucceeded(order.id);
     await deliverEvent(t, payment).expect(200);
     await deliverEvent(t, payment).expect(200);

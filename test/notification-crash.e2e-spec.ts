@@ -12,7 +12,11 @@ const SCHEDULE = '0,1s,2s,4s,8s,16s,30s';
 async function payOrders(t: TestApp, key: string, notifyUrl: string, count: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const order = await t.http().post('/v1/orders').set('X-Api-Key', key).send(orderBody({ notify_url: notifyUrl }));
+    const order = await t
+      .http()
+      .post('/v1/orders')
+      .set('X-Api-Key', key)
+      .send(orderBody({ notify_url: notifyUrl }));
     await t.http().post(`/v1/test_helpers/orders/${order.body.data.id}/pay`).set('X-Api-Key', key).expect(200);
     ids.push(order.body.data.id);
   }
@@ -121,7 +125,10 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
   it('delivers every event when PostgreSQL restarts during deliveries', async () => {
     const cluster = await startClusterProcess('notify-restart');
     const db = await createTestDatabase(cluster.url);
-    const t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_RETRY_SCHEDULE: SCHEDULE, NOTIFY_WORKER_CONCURRENCY: '4' }, db);
+    const t = await startTestApp(
+      { ...NOTIFY_ENV, NOTIFY_RETRY_SCHEDULE: SCHEDULE, NOTIFY_WORKER_CONCURRENCY: '4' },
+      db,
+    );
     const receiver = await startReceiver(() => ({ status: 200 }), 200);
     try {
       const merchant = await createNotifiedMerchant(t);

@@ -44,51 +44,68 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
   }
 
   it('retries 500, 500 on the schedule, then is delivered at the third attempt', () =>
-    withReceiver((n) => ({ status: n < 2 ? 500 : 200 }), async (receiver) => {
-      const event = await paidEvent(receiver);
-      expect(event.delivery_status).toBe('delivered');
-      const rows = await attempts(event.id);
-      expect(rows.map((a) => a.status_code)).toEqual([500, 500, 200]);
-      rows.forEach((attempt, slot) => {
-        expect(attempt.attempted_at.getTime()).toBeGreaterThanOrEqual(event.created_at.getTime() + SCHEDULE_MS[slot] - 5);
-      });
-      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id, event.id]);
-      expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
-      expect(receiver.received.every((r) => signedBy(r, merchant.secrets.test))).toBe(true);
-      expect(event.attempts).toBe(3);
-    }));
+    withReceiver(
+      (n) => ({ status: n < 2 ? 500 : 200 }),
+      async (receiver) => {
+        const event = await paidEvent(receiver);
+        expect(event.delivery_status).toBe('delivered');
+        const rows = await attempts(event.id);
+        expect(rows.map((a) => a.status_code)).toEqual([500, 500, 200]);
+        rows.forEach((attempt, slot) => {
+          expect(attempt.attempted_at.getTime()).toBeGreaterThanOrEqual(
+            event.created_at.getTime() + SCHEDULE_MS[slot] - 5,
+          );
+        });
+        expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id, event.id]);
+        expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
+        expect(receiver.received.every((r) => signedBy(r, merchant.secrets.test))).toBe(true);
+        expect(event.attempts).toBe(3);
+      },
+    ));
 
   it('is failed after the last slot when the receiver never answers 2xx', () =>
-    withReceiver(() => ({ status: 503 }), async (receiver) => {
-      const event = await paidEvent(receiver);
-      expect(event.delivery_status).toBe('failed');
-      expect(event.next_attempt_at).toBeNull();
-      expect((await attempts(event.id)).map((a) => a.error)).toEqual(['unexpected_status', 'unexpected_status', 'unexpected_status']);
-      await new Promise((resolve) => setTimeout(resolve, 700));
-      expect(receiver.received).toHaveLength(3);
-      const api = await t.http().get(`/v1/events/${event.id}`).set('X-Api-Key', merchant.testKey);
-      expect(api.body.data.delivery).toMatchObject({ status: 'failed', attempts: 3, next_attempt_at: null });
-      expect(api.body.data.delivery.last_attempt).toMatchObject({ status_code: 503, error: 'unexpected_status' });
-    }));
+    withReceiver(
+      () => ({ status: 503 }),
+      async (receiver) => {
+        const event = await paidEvent(receiver);
+        expect(event.delivery_status).toBe('failed');
+        expect(event.next_attempt_at).toBeNull();
+        expect((await attempts(event.id)).map((a) => a.error)).toEqual([
+          'unexpected_status',
+          'unexpected_status',
+          'unexpected_status',
+        ]);
+        await new Promise((resolve) => setTimeout(resolve, 700));
+        expect(receiver.received).toHaveLength(3);
+        const api = await t.http().get(`/v1/events/${event.id}`).set('X-Api-Key', merchant.testKey);
+        expect(api.body.data.delivery).toMatchObject({ status: 'failed', attempts: 3, next_attempt_at: null });
+        expect(api.body.data.delivery.last_attempt).toMatchObject({ status_code: 503, error: 'unexpected_status' });
+      },
+    ));
 
   it('counts an answer slower than NOTIFY_TIMEOUT_MS as a failed attempt', () =>
-    withReceiver(() => undefined, async (silent) => {
-      const event = await paidEvent(silent);
-      expect(event.delivery_status).toBe('failed');
-      const rows = await attempts(event.id);
-      expect(rows.map((a) => a.error)).toEqual(['timeout', 'timeout', 'timeout']);
-      expect(rows.every((a) => a.duration_ms >= 900)).toBe(true);
-    }));
+    withReceiver(
+      () => undefined,
+      async (silent) => {
+        const event = await paidEvent(silent);
+        expect(event.delivery_status).toBe('failed');
+        const rows = await attempts(event.id);
+        expect(rows.map((a) => a.error)).toEqual(['timeout', 'timeout', 'timeout']);
+        expect(rows.every((a) => a.duration_ms >= 900)).toBe(true);
+      },
+    ));
 
   it('follows no redirect: a 3xx is a failed attempt', () =>
-    withReceiver((_n, received) => (received.body === '' ? { status: 200 } : { status: 302, headers: { Location: '/ok' } }),
+    withReceiver(
+      (_n, received) => (received.body === '' ? { status: 200 } : { status: 302, headers: { Location: '/ok' } }),
       async (receiver) => {
-      const event = await paidEvent(receiver);
-      expect(event.delivery_status).toBe('failed');
-      expect((await attempts(event.id)).map((a) => a.status_code)).toEqual([302, 302, 302]);
-      // Only the three POSTs to notify_url: nothing followed the Location.
-      expect(receiver.received).toHaveLength(3);
-    }));
+        const event = await paidEvent(receiver);
+        expect(event.delivery_status).toBe('failed');
+        expect((await attempts(event.id)).map((a) => a.status_code)).toEqual([302, 302, 302]);
+        // Only the three POSTs to notify_url: nothing followed the Location.
+        expect(receiver.received).toHaveLength(3);
+      },
+    ));
 
   it('keeps 1 KiB of an answer and reads no more than 64 KiB', async () => {
     const { createServer } = await import('node:http');
@@ -110,7 +127,9 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
   });
 
   it('stores secrets encrypted under ENCRYPTION_KEY', async () => {
-    const { rows } = await t.db.pool.query('SELECT secret FROM notification_secrets WHERE merchant_id = $1', [merchant.id]);
+    const { rows } = await t.db.pool.query('SELECT secret FROM notification_secrets WHERE merchant_id = $1', [
+      merchant.id,
+    ]);
     expect(rows).toHaveLength(2);
     for (const row of rows) {
       expect(row.secret).toMatch(/^enc:v1:/);
@@ -120,42 +139,45 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
   });
 
   it('rolls the secret: both sign for 24 hours, then only the new one; the other environment is untouched', () =>
-    withReceiver(() => ({ status: 200 }), async (receiver) => {
-      const roll = await t
-        .http()
-        .post('/v1/account/notification_secret/roll')
-        .set('X-Api-Key', merchant.testKey)
-        .set('Idempotency-Key', randomUUID());
-      expectSuccess(roll, 200);
-      const fresh = roll.body.data.secret as string;
-      expect(roll.body.data).toMatchObject({ object: 'notification_secret', environment: 'test' });
-      expect(fresh).toMatch(/^whsec_/);
-      expect(fresh).not.toBe(merchant.secrets.test);
+    withReceiver(
+      () => ({ status: 200 }),
+      async (receiver) => {
+        const roll = await t
+          .http()
+          .post('/v1/account/notification_secret/roll')
+          .set('X-Api-Key', merchant.testKey)
+          .set('Idempotency-Key', randomUUID());
+        expectSuccess(roll, 200);
+        const fresh = roll.body.data.secret as string;
+        expect(roll.body.data).toMatchObject({ object: 'notification_secret', environment: 'test' });
+        expect(fresh).toMatch(/^whsec_/);
+        expect(fresh).not.toBe(merchant.secrets.test);
 
-      const during = await paidEvent(receiver);
-      const duringDelivery = receiver.received.find((r) => r.headers['webhook-id'] === during.id)!;
-      expect(String(duringDelivery.headers['webhook-signature']).split(' ')).toHaveLength(2);
-      expect(signedBy(duringDelivery, merchant.secrets.test)).toBe(true);
-      expect(signedBy(duringDelivery, fresh)).toBe(true);
+        const during = await paidEvent(receiver);
+        const duringDelivery = receiver.received.find((r) => r.headers['webhook-id'] === during.id)!;
+        expect(String(duringDelivery.headers['webhook-signature']).split(' ')).toHaveLength(2);
+        expect(signedBy(duringDelivery, merchant.secrets.test)).toBe(true);
+        expect(signedBy(duringDelivery, fresh)).toBe(true);
 
-      // 24 hours later: the rolled secret has expired.
-      await t.db.pool.query(
-        `UPDATE notification_secrets SET expires_at = now() - interval '1 second'
+        // 24 hours later: the rolled secret has expired.
+        await t.db.pool.query(
+          `UPDATE notification_secrets SET expires_at = now() - interval '1 second'
           WHERE merchant_id = $1 AND environment = 'test' AND expires_at IS NOT NULL`,
-        [merchant.id],
-      );
-      const after = await paidEvent(receiver);
-      const afterDelivery = receiver.received.find((r) => r.headers['webhook-id'] === after.id)!;
-      expect(String(afterDelivery.headers['webhook-signature']).split(' ')).toHaveLength(1);
-      expect(signedBy(afterDelivery, fresh)).toBe(true);
-      expect(signedBy(afterDelivery, merchant.secrets.test)).toBe(false);
+          [merchant.id],
+        );
+        const after = await paidEvent(receiver);
+        const afterDelivery = receiver.received.find((r) => r.headers['webhook-id'] === after.id)!;
+        expect(String(afterDelivery.headers['webhook-signature']).split(' ')).toHaveLength(1);
+        expect(signedBy(afterDelivery, fresh)).toBe(true);
+        expect(signedBy(afterDelivery, merchant.secrets.test)).toBe(false);
 
-      const { rows } = await t.db.pool.query(
-        `SELECT count(*)::int AS n FROM notification_secrets WHERE merchant_id = $1 AND environment = 'live'`,
-        [merchant.id],
-      );
-      expect(rows[0].n).toBe(1);
-    }));
+        const { rows } = await t.db.pool.query(
+          `SELECT count(*)::int AS n FROM notification_secrets WHERE merchant_id = $1 AND environment = 'live'`,
+          [merchant.id],
+        );
+        expect(rows[0].n).toBe(1);
+      },
+    ));
 
   it('refuses a roll without an API key', async () => {
     expectError(await t.http().post('/v1/account/notification_secret/roll'), 401, 'api_key_missing', 'X-Api-Key');

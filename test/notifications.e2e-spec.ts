@@ -86,7 +86,10 @@ describe('merchant notifications (docs/notifications.md)', () => {
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expectError(await api().post(`/v1/orders/${open.id}/close`), 400, 'order_not_closable', 'id');
     // The same out_trade_no again returns the order and records nothing.
-    const again = await api().post('/v1/orders', orderBody({ out_trade_no: (await eventsOf(order.id))[0].data.object.out_trade_no }));
+    const again = await api().post(
+      '/v1/orders',
+      orderBody({ out_trade_no: (await eventsOf(order.id))[0].data.object.out_trade_no }),
+    );
     expect(again.status).toBe(200);
 
     expect((await eventsOf(order.id)).map((e) => e.type)).toEqual(['order.paid']);
@@ -101,7 +104,8 @@ describe('merchant notifications (docs/notifications.md)', () => {
       const order = await createOrder();
       await pay(order.id);
       const first = (await api().post('/v1/refunds', { order_id: order.id, amount: 100 })).body.data;
-      const second = (await api().post('/v1/refunds', { order_id: order.id, amount: 200, notify_url: own.url })).body.data;
+      const second = (await api().post('/v1/refunds', { order_id: order.id, amount: 200, notify_url: own.url })).body
+        .data;
       expectSuccess(await api().post(`/v1/test_helpers/refunds/${first.id}/succeed`), 200);
       const failed = await api().post(`/v1/test_helpers/refunds/${second.id}/fail`);
       expectSuccess(failed, 200);
@@ -130,7 +134,10 @@ describe('merchant notifications (docs/notifications.md)', () => {
     expect(event.delivery_status).toBe('no_destination');
     const got = (await api().get(`/v1/events/${event.id}`)).body.data;
     expect(got.delivery).toEqual({ status: 'no_destination', attempts: 0, next_attempt_at: null, last_attempt: null });
-    const { rows } = await t.db.pool.query(`SELECT 1 FROM graphile_worker._private_jobs WHERE payload->>'event_id' = $1`, [event.id]);
+    const { rows } = await t.db.pool.query(
+      `SELECT 1 FROM graphile_worker._private_jobs WHERE payload->>'event_id' = $1`,
+      [event.id],
+    );
     expect(rows).toHaveLength(0);
     expectError(await api().post(`/v1/events/${event.id}/redeliver`), 400, 'event_not_deliverable', 'id');
   });
@@ -164,7 +171,13 @@ describe('merchant notifications (docs/notifications.md)', () => {
     expect(event.body.data.delivery.last_attempt).toMatchObject({ status_code: 200, error: null });
     const attempts = (await api().get(`/v1/events/${id}/attempts`)).body.data;
     expect(attempts).toHaveLength(1);
-    expect(attempts[0]).toMatchObject({ url: receiver.url, status_code: 200, error: null, kind: 'scheduled', response_body: '{"ok":true}' });
+    expect(attempts[0]).toMatchObject({
+      url: receiver.url,
+      status_code: 200,
+      error: null,
+      kind: 'scheduled',
+      response_body: '{"ok":true}',
+    });
 
     expectError(await api(other.testKey).get(`/v1/events/${id}`), 404, 'resource_missing', 'id');
     expectError(await api(merchant.liveKey).get(`/v1/events/${id}`), 404, 'resource_missing', 'id');
@@ -212,6 +225,11 @@ describe('merchant notifications (docs/notifications.md)', () => {
     expect(rows).toHaveLength(1);
     expect((await eventsOf(order.id)).map((e) => e.type)).toEqual(['order.paid']);
     expectError(await api().post(`/v1/test_helpers/orders/${order.id}/pay`), 400, 'order_not_payable', 'id');
-    expectError(await api().post('/v1/test_helpers/orders/ord_00000000000000000000000000000000/pay'), 404, 'resource_missing', 'id');
+    expectError(
+      await api().post('/v1/test_helpers/orders/ord_00000000000000000000000000000000/pay'),
+      404,
+      'resource_missing',
+      'id',
+    );
   });
 });

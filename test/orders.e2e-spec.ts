@@ -3,8 +3,22 @@ import { createMerchant, createOrder, orderBody, TestMerchant } from './support/
 import { startTestApp, TestApp } from './support/test-app';
 
 const ORDER_KEYS = [
-  'amount', 'amount_refunded', 'closed_at', 'created_at', 'currency', 'description', 'environment', 'id',
-  'metadata', 'notify_url', 'object', 'out_trade_no', 'paid_at', 'return_url', 'status', 'subject',
+  'amount',
+  'amount_refunded',
+  'closed_at',
+  'created_at',
+  'currency',
+  'description',
+  'environment',
+  'id',
+  'metadata',
+  'notify_url',
+  'object',
+  'out_trade_no',
+  'paid_at',
+  'return_url',
+  'status',
+  'subject',
 ];
 
 describe('orders', () => {
@@ -17,7 +31,12 @@ describe('orders', () => {
   });
   afterAll(() => t.close());
 
-  const post = (body: unknown, key = merchant.testKey) => t.http().post('/v1/orders').set('X-Api-Key', key).send(body as object);
+  const post = (body: unknown, key = merchant.testKey) =>
+    t
+      .http()
+      .post('/v1/orders')
+      .set('X-Api-Key', key)
+      .send(body as object);
   const get = (path: string, key = merchant.testKey) => t.http().get(path).set('X-Api-Key', key);
 
   it('creates an order: 201, the order object, its Location, and the row', async () => {
@@ -51,7 +70,9 @@ describe('orders', () => {
     expect(new Date(order.created_at).toISOString()).toBe(order.created_at);
     expect(response.headers.location).toBe(`/v1/orders/${order.id}`);
 
-    const { rows } = await t.db.pool.query('SELECT merchant_id, environment, amount FROM orders WHERE id = $1', [order.id]);
+    const { rows } = await t.db.pool.query('SELECT merchant_id, environment, amount FROM orders WHERE id = $1', [
+      order.id,
+    ]);
     expect(rows).toEqual([{ merchant_id: merchant.id, environment: 'test', amount: '2990' }]);
   });
 
@@ -206,9 +227,7 @@ describe('orders', () => {
   it('creates one order from 30 concurrent requests with one out_trade_no', async () => {
     const body = orderBody();
     const responses = await Promise.all(
-      Array.from({ length: 30 }, (_, i) =>
-        post(body).set('Idempotency-Key', `distinct-${body.out_trade_no}-${i}`),
-      ),
+      Array.from({ length: 30 }, (_, i) => post(body).set('Idempotency-Key', `distinct-${body.out_trade_no}-${i}`)),
     );
     const statuses = responses.map((r) => r.status).sort();
     expect(statuses.filter((s) => s === 201)).toHaveLength(1);

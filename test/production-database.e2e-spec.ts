@@ -16,7 +16,9 @@ describe('production database settings (docs/operations.md)', () => {
         'session',
       );
       expect(connectionString).toBe('postgres://u:p@db:5432/k?sslmode=disable');
-      expect(options).toMatch(/^-c lock_timeout=5s -c statement_timeout=60s -c idle_in_transaction_session_timeout=60s/);
+      expect(options).toMatch(
+        /^-c lock_timeout=5s -c statement_timeout=60s -c idle_in_transaction_session_timeout=60s/,
+      );
       expect(options).toMatch(/-c search_path=public$/);
     });
 
@@ -100,7 +102,9 @@ describe('production database settings (docs/operations.md)', () => {
     const sockets = Array.from({ length: 5 }, () => {
       const socket = connect(port, '127.0.0.1');
       socket.on('error', () => undefined);
-      socket.write('POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+      socket.write(
+        'POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+      );
       return socket;
     });
     try {

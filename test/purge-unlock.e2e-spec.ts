@@ -50,20 +50,23 @@ describe('the purge when unlocking fails (docs/operations.md)', () => {
 
   // Behind a transaction pooler the purge holds no session lock at all (docs/operations.md).
   const direct = process.env.KUKO_TEST_POOLER === undefined;
-  (direct ? it : it.skip)('closes the connection instead of returning it to the pool still holding the lock', async () => {
-    const dataSource = t.app.get(DataSource);
-    const result = await IdempotencyPurgeService.on(withFailingUnlock(dataSource), SESSION).purge();
-    expect(result).toMatchObject({ skipped: false, finished: true });
+  (direct ? it : it.skip)(
+    'closes the connection instead of returning it to the pool still holding the lock',
+    async () => {
+      const dataSource = t.app.get(DataSource);
+      const result = await IdempotencyPurgeService.on(withFailingUnlock(dataSource), SESSION).purge();
+      expect(result).toMatchObject({ skipped: false, finished: true });
 
-    // The session ended, so PostgreSQL dropped its lock (a moment after the close). Well
-    // before the pool's 10 s idle timeout, which would otherwise end that session too.
-    const deadline = Date.now() + 3_000;
-    while ((await purgeLockHeld()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await purgeLockHeld()).toBe(false);
+      // The session ended, so PostgreSQL dropped its lock (a moment after the close). Well
+      // before the pool's 10 s idle timeout, which would otherwise end that session too.
+      const deadline = Date.now() + 3_000;
+      while ((await purgeLockHeld()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await purgeLockHeld()).toBe(false);
 
-    // Every pooled connection may now take the lock: the next runs are not skipped.
-    for (let run = 0; run < 5; run++) {
-      expect((await IdempotencyPurgeService.on(dataSource, SESSION).purge()).skipped).toBe(false);
-    }
-  });
+      // Every pooled connection may now take the lock: the next runs are not skipped.
+      for (let run = 0; run < 5; run++) {
+        expect((await IdempotencyPurgeService.on(dataSource, SESSION).purge()).skipped).toBe(false);
+      }
+    },
+  );
 });

@@ -44,8 +44,7 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
          FROM generate_series(1, $4::int) AS g`,
       [merchant.id, prefix, state === 'live', n],
     );
-  const purgeService = (options: Partial<PurgeOptions> = {}) =>
-    IdempotencyPurgeService.onDb(t.app.get(Db), options);
+  const purgeService = (options: Partial<PurgeOptions> = {}) => IdempotencyPurgeService.onDb(t.app.get(Db), options);
   /** Whether some session of this test's database holds the purge lock. */
   const purgeLockHeld = async () =>
     (

@@ -6,8 +6,18 @@ import { startTestApp, TestApp } from './support/test-app';
 import { deliverEvent, newEventId, WEBHOOK_ENV } from './support/webhooks';
 
 const REFUND_KEYS = [
-  'amount', 'created_at', 'currency', 'environment', 'failed_at', 'id', 'object', 'order_id', 'out_refund_no',
-  'reason', 'status', 'succeeded_at',
+  'amount',
+  'created_at',
+  'currency',
+  'environment',
+  'failed_at',
+  'id',
+  'object',
+  'order_id',
+  'out_refund_no',
+  'reason',
+  'status',
+  'succeeded_at',
 ];
 
 describe('partial refunds (docs/refunds.md)', () => {
@@ -20,29 +30,52 @@ describe('partial refunds (docs/refunds.md)', () => {
   });
   afterAll(() => t.close());
 
-  const refund = (body: object, key = merchant.testKey) => t.http().post('/v1/refunds').set('X-Api-Key', key).send(body);
+  const refund = (body: object, key = merchant.testKey) =>
+    t.http().post('/v1/refunds').set('X-Api-Key', key).send(body);
   const order = async (id: string) =>
     (await t.http().get(`/v1/orders/${id}`).set('X-Api-Key', merchant.testKey)).body.data;
   const refundSum = async (orderId: string) =>
     Number(
-      (await t.db.pool.query(`SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE order_id = $1 AND status <> 'failed'`, [orderId]))
-        .rows[0].s,
+      (
+        await t.db.pool.query(
+          `SELECT coalesce(sum(amount), 0) AS s FROM refunds WHERE order_id = $1 AND status <> 'failed'`,
+          [orderId],
+        )
+      ).rows[0].s,
     );
   const settle = (refundId: string, type: 'refund.succeeded' | 'refund.failed', id = newEventId()) =>
     deliverEvent(t, {
       id,
       type,
       created_at: new Date().toISOString(),
-      data: type === 'refund.failed' ? { refund_id: refundId, failure_code: 'insufficient_funds', failure_message: 'No' } : { refund_id: refundId },
+      data:
+        type === 'refund.failed'
+          ? { refund_id: refundId, failure_code: 'insufficient_funds', failure_message: 'No' }
+          : { refund_id: refundId },
     });
 
   it('creates a pending refund: 201, the refund object, Location, and the order bookkeeping', async () => {
     const paid = await createPaidOrder(t, merchant.testKey);
-    const response = await refund({ order_id: paid.id, amount: 1000, out_refund_no: `RF_${randomUUID()}`, reason: 'Damaged' });
+    const response = await refund({
+      order_id: paid.id,
+      amount: 1000,
+      out_refund_no: `RF_${randomUUID()}`,
+      reason: 'Damaged',
+    });
     expectSuccess(response, 201);
     const created = response.body.data;
     expect(Object.keys(created).sort()).toEqual(REFUND_KEYS);
-    expect(created).toMatchObject({ object: 'refund', order_id: paid.id, amount: 1000, currency: 'USD', status: 'pending', reason: 'Damaged', environment: 'test', succeeded_at: null, failed_at: null });
+    expect(created).toMatchObject({
+      object: 'refund',
+      order_id: paid.id,
+      amount: 1000,
+      currency: 'USD',
+      status: 'pending',
+      reason: 'Damaged',
+      environment: 'test',
+      succeeded_at: null,
+      failed_at: null,
+    });
     expect(created.id).toMatch(/^rf_[0-9a-f]{32}$/);
     expect(response.headers.location).toBe(`/v1/refunds/${created.id}`);
     expect(await order(paid.id)).toMatchObject({ status: 'partially_refunded', amount_refunded: 1000 });
@@ -70,23 +103,46 @@ describe('partial refunds (docs/refunds.md)', () => {
     ['currency', 'parameter_unknown', { currency: 'USD' }],
   ])('refuses a bad %s with %s (case %#)', async (param, error, body) => {
     const paid = await createPaidOrder(t, merchant.testKey);
-    const withOrder = 'order_id' in body || 'out_trade_no' in body || Object.keys(body).length === 0 ? body : { order_id: paid.id, ...body };
+    const withOrder =
+      'order_id' in body || 'out_trade_no' in body || Object.keys(body).length === 0
+        ? body
+        : { order_id: paid.id, ...body };
     expectError(await refund(withOrder), 400, error, param);
     expect(await refundSum(paid.id)).toBe(0);
   });
 
   it('takes an explicit null as invalid, not as absent', async () => {
     const paid = await createPaidOrder(t, merchant.liveKey);
-    expectError(await refund({ order_id: paid.id, amount: 100, out_refund_no: null }, merchant.liveKey), 400, 'parameter_invalid', 'out_refund_no');
-    expectError(await refund({ order_id: paid.id, amount: null, out_refund_no: 'NULL_1' }, merchant.liveKey), 400, 'parameter_invalid', 'amount');
-    expectError(await refund({ order_id: null, out_trade_no: paid.out_trade_no, out_refund_no: 'NULL_2' }, merchant.liveKey), 400, 'parameter_invalid', 'order_id');
+    expectError(
+      await refund({ order_id: paid.id, amount: 100, out_refund_no: null }, merchant.liveKey),
+      400,
+      'parameter_invalid',
+      'out_refund_no',
+    );
+    expectError(
+      await refund({ order_id: paid.id, amount: null, out_refund_no: 'NULL_1' }, merchant.liveKey),
+      400,
+      'parameter_invalid',
+      'amount',
+    );
+    expectError(
+      await refund({ order_id: null, out_trade_no: paid.out_trade_no, out_refund_no: 'NULL_2' }, merchant.liveKey),
+      400,
+      'parameter_invalid',
+      'order_id',
+    );
     const { rows } = await t.db.pool.query('SELECT 1 FROM refunds WHERE order_id = $1', [paid.id]);
     expect(rows).toEqual([]);
   });
 
   it('requires out_refund_no in live', async () => {
     const paid = await createPaidOrder(t, merchant.liveKey);
-    expectError(await refund({ order_id: paid.id, amount: 1 }, merchant.liveKey), 400, 'parameter_missing', 'out_refund_no');
+    expectError(
+      await refund({ order_id: paid.id, amount: 1 }, merchant.liveKey),
+      400,
+      'parameter_missing',
+      'out_refund_no',
+    );
     expectSuccess(await refund({ order_id: paid.id, amount: 1, out_refund_no: 'LIVE_1' }, merchant.liveKey), 201);
   });
 
@@ -94,11 +150,21 @@ describe('partial refunds (docs/refunds.md)', () => {
     const pending = await createOrder(t, merchant.testKey);
     expectError(await refund({ order_id: pending.id }), 400, 'order_not_paid', 'order_id');
     expectError(await refund({ out_trade_no: pending.out_trade_no }), 400, 'order_not_paid', 'out_trade_no');
-    expectError(await refund({ order_id: 'ord_0123456789abcdef0123456789abcdef' }), 404, 'resource_missing', 'order_id');
+    expectError(
+      await refund({ order_id: 'ord_0123456789abcdef0123456789abcdef' }),
+      404,
+      'resource_missing',
+      'order_id',
+    );
     const other = await createMerchant(t, 'Other');
     const paid = await createPaidOrder(t, merchant.testKey);
     expectError(await refund({ order_id: paid.id }, other.testKey), 404, 'resource_missing', 'order_id');
-    expectError(await refund({ order_id: paid.id, out_refund_no: 'L1' }, merchant.liveKey), 404, 'resource_missing', 'order_id');
+    expectError(
+      await refund({ order_id: paid.id, out_refund_no: 'L1' }, merchant.liveKey),
+      404,
+      'resource_missing',
+      'order_id',
+    );
   });
 
   it('refuses more than is refundable, naming amount', async () => {
@@ -123,7 +189,9 @@ describe('partial refunds (docs/refunds.md)', () => {
   it('returns the original refund for a repeated out_refund_no, also under concurrency', async () => {
     const paid = await createPaidOrder(t, merchant.testKey);
     const outRefundNo = `RF_${randomUUID()}`;
-    const responses = await Promise.all(Array.from({ length: 10 }, () => refund({ order_id: paid.id, amount: 500, out_refund_no: outRefundNo })));
+    const responses = await Promise.all(
+      Array.from({ length: 10 }, () => refund({ order_id: paid.id, amount: 500, out_refund_no: outRefundNo })),
+    );
     expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
     expect(new Set(responses.map((r) => r.body.data.id)).size).toBe(1);
     expect(await refundSum(paid.id)).toBe(500);
@@ -137,14 +205,18 @@ describe('partial refunds (docs/refunds.md)', () => {
   it('answers concurrent repeats with the original refund even when it leaves too little for another', async () => {
     const paid = await createPaidOrder(t, merchant.testKey);
     const outRefundNo = `RF_${randomUUID()}`;
-    const responses = await Promise.all(Array.from({ length: 6 }, () => refund({ order_id: paid.id, amount: 2000, out_refund_no: outRefundNo })));
+    const responses = await Promise.all(
+      Array.from({ length: 6 }, () => refund({ order_id: paid.id, amount: 2000, out_refund_no: outRefundNo })),
+    );
     expect(responses.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
     expect(new Set(responses.map((r) => r.body.data.id)).size).toBe(1);
     expect(await refundSum(paid.id)).toBe(2000);
     // The same with the default amount, which leaves the order fully refunded.
     const other = await createPaidOrder(t, merchant.testKey);
     const whole = `RF_${randomUUID()}`;
-    const all = await Promise.all(Array.from({ length: 6 }, () => refund({ order_id: other.id, out_refund_no: whole })));
+    const all = await Promise.all(
+      Array.from({ length: 6 }, () => refund({ order_id: other.id, out_refund_no: whole })),
+    );
     expect(all.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
   });
 
@@ -154,7 +226,9 @@ describe('partial refunds (docs/refunds.md)', () => {
     const a = (await refund({ order_id: paid.id, amount: 100, out_refund_no: outRefundNo })).body.data;
     const b = (await refund({ order_id: paid.id, amount: 200 })).body.data;
     expect((await t.http().get(`/v1/refunds/${a.id}`).set('X-Api-Key', merchant.testKey)).body.data).toEqual(a);
-    expect((await t.http().get(`/v1/refunds?out_refund_no=${outRefundNo}`).set('X-Api-Key', merchant.testKey)).body.data).toEqual(a);
+    expect(
+      (await t.http().get(`/v1/refunds?out_refund_no=${outRefundNo}`).set('X-Api-Key', merchant.testKey)).body.data,
+    ).toEqual(a);
     const list = await t.http().get(`/v1/orders/${paid.id}/refunds`).set('X-Api-Key', merchant.testKey);
     expectSuccess(list, 200);
     expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([b.id, a.id]);
@@ -162,11 +236,36 @@ describe('partial refunds (docs/refunds.md)', () => {
     const page = await t.http().get(`/v1/orders/${paid.id}/refunds?limit=1`).set('X-Api-Key', merchant.testKey);
     expect(page.body).toMatchObject({ has_more: true, data: [expect.objectContaining({ id: b.id })] });
 
-    expectError(await t.http().get('/v1/refunds/rf_nope').set('X-Api-Key', merchant.testKey), 404, 'resource_missing', 'id');
-    expectError(await t.http().get(`/v1/refunds/${a.id}`).set('X-Api-Key', merchant.liveKey), 404, 'resource_missing', 'id');
-    expectError(await t.http().get('/v1/refunds?out_refund_no=NOPE').set('X-Api-Key', merchant.testKey), 404, 'resource_missing', 'out_refund_no');
-    expectError(await t.http().get('/v1/refunds').set('X-Api-Key', merchant.testKey), 400, 'parameter_missing', 'out_refund_no');
-    expectError(await t.http().get('/v1/orders/ord_0123456789abcdef0123456789abcdef/refunds').set('X-Api-Key', merchant.testKey), 404, 'resource_missing', 'id');
+    expectError(
+      await t.http().get('/v1/refunds/rf_nope').set('X-Api-Key', merchant.testKey),
+      404,
+      'resource_missing',
+      'id',
+    );
+    expectError(
+      await t.http().get(`/v1/refunds/${a.id}`).set('X-Api-Key', merchant.liveKey),
+      404,
+      'resource_missing',
+      'id',
+    );
+    expectError(
+      await t.http().get('/v1/refunds?out_refund_no=NOPE').set('X-Api-Key', merchant.testKey),
+      404,
+      'resource_missing',
+      'out_refund_no',
+    );
+    expectError(
+      await t.http().get('/v1/refunds').set('X-Api-Key', merchant.testKey),
+      400,
+      'parameter_missing',
+      'out_refund_no',
+    );
+    expectError(
+      await t.http().get('/v1/orders/ord_0123456789abcdef0123456789abcdef/refunds').set('X-Api-Key', merchant.testKey),
+      404,
+      'resource_missing',
+      'id',
+    );
   });
 
   describe('settlement by webhooks', () => {
@@ -222,7 +321,12 @@ describe('partial refunds (docs/refunds.md)', () => {
         expect(r.status === 409 || (r.status === 201 && r.headers['idempotent-replayed'] === 'true')).toBe(true);
       }
       expect(await refundSum(paid.id)).toBe(100);
-      expectError(await refund({ order_id: paid.id, amount: 101 }).set('Idempotency-Key', key), 400, 'idempotency_error', 'Idempotency-Key');
+      expectError(
+        await refund({ order_id: paid.id, amount: 101 }).set('Idempotency-Key', key),
+        400,
+        'idempotency_error',
+        'Idempotency-Key',
+      );
     });
 
     it('stores a business refusal under the key, so a retry cannot change it', async () => {
@@ -234,12 +338,16 @@ describe('partial refunds (docs/refunds.md)', () => {
       expect(again.status).toBe(400);
       expect(again.headers['idempotent-replayed']).toBe('true');
     });
-  
+
     it('a server killed mid-way through a keyed refund leaves no refund without its stored answer', async () => {
       const paid = await createPaidOrder(t, merchant.testKey);
       const key = randomUUID();
       const body = { order_id: paid.id, amount: 1 };
-      const restore = await injectFault(t.db.pool, 'refunds', `IF NEW.order_id = '${paid.id}' THEN PERFORM pg_sleep(1); END IF;`);
+      const restore = await injectFault(
+        t.db.pool,
+        'refunds',
+        `IF NEW.order_id = '${paid.id}' THEN PERFORM pg_sleep(1); END IF;`,
+      );
       try {
         await killServerMidRequest({
           pool: t.db.pool,

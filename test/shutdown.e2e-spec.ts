@@ -16,7 +16,11 @@ describe('graceful shutdown (docs/operations.md)', () => {
   it('on SIGTERM finishes the request in flight, then exits 0 and accepts nothing more', async () => {
     const { testKey } = await createMerchant(t);
     const body = orderBody();
-    const restore = await injectFault(t.db.pool, 'orders', `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(1); END IF;`);
+    const restore = await injectFault(
+      t.db.pool,
+      'orders',
+      `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(1); END IF;`,
+    );
     const server = await startServerProcess({ DATABASE_URL: t.db.url });
     try {
       const inFlight = request(server.url)
@@ -24,7 +28,10 @@ describe('graceful shutdown (docs/operations.md)', () => {
         .set('X-Api-Key', testKey)
         .set('Idempotency-Key', randomUUID())
         .send(body)
-        .then((r) => r.status, (error: Error) => error.message);
+        .then(
+          (r) => r.status,
+          (error: Error) => error.message,
+        );
       await waitForAnAdvisoryLock(t.db.pool);
       server.child.kill('SIGTERM');
 

@@ -50,7 +50,7 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 
-  it('creates no demo merchant on an operator\'s database (DATABASE_URL set), and prints no key', async () => {
+  it("creates no demo merchant on an operator's database (DATABASE_URL set), and prints no key", async () => {
     const db = await createTestDatabase();
     try {
       const server = await startServerProcess({ DATABASE_URL: db.url });

@@ -40,7 +40,12 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
     });
 
     it('answers 404 for a provider that has no secret', async () => {
-      expectError(await deliverEvent(t, paymentSucceeded('ord_x'), { provider: 'other' }), 404, 'resource_missing', 'provider');
+      expectError(
+        await deliverEvent(t, paymentSucceeded('ord_x'), { provider: 'other' }),
+        404,
+        'resource_missing',
+        'provider',
+      );
     });
   });
 
@@ -112,7 +117,11 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
           expectSuccess(await deliverEvent(rotating, paymentSucceeded(order.id), { secret }), 200);
         }
         const order = await createOrder(t, merchant.testKey);
-        expectError(await deliverEvent(rotated, paymentSucceeded(order.id), { secret: SECRET }), 400, 'webhook_signature_invalid');
+        expectError(
+          await deliverEvent(rotated, paymentSucceeded(order.id), { secret: SECRET }),
+          400,
+          'webhook_signature_invalid',
+        );
         expectSuccess(await deliverEvent(rotated, paymentSucceeded(order.id), { secret: NEW_SECRET }), 200);
       } finally {
         await rotating.close();
@@ -127,12 +136,48 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       ['empty', '', 400, 'invalid_json', null],
       ['an array', '[1, 2]', 400, 'parameter_invalid', null],
       ['without a type', '{"id":"evt_same","created_at":"x","data":{}}', 400, 'parameter_invalid', 'type'],
-      ['without data', '{"id":"evt_same","type":"payment.succeeded","created_at":"x"}', 400, 'parameter_invalid', 'data'],
-      ['with an id other than webhook-id', '{"id":"evt_other","type":"x","created_at":"x","data":{}}', 400, 'parameter_invalid', 'id'],
-      ['a payment without an amount', '{"id":"evt_same","type":"payment.succeeded","created_at":"x","data":{"order_id":"ord_1","currency":"USD","provider_payment_id":"p"}}', 400, 'parameter_invalid', 'data.amount'],
-      ['with a NUL character', '{"id":"evt_same","type":"x","created_at":"x","data":{"note":"a\\u0000b"}}', 400, 'parameter_invalid', 'data.note'],
-      ['with an unpaired surrogate', '{"id":"evt_same","type":"x","created_at":"x","data":{"note":"\\ud800"}}', 400, 'parameter_invalid', 'data.note'],
-      ['nested 20,000 levels deep', `{"id":"evt_same","type":"x","created_at":"x","data":{"n":${'['.repeat(20000)}${']'.repeat(20000)}}}`, 400, 'parameter_invalid', 'data'],
+      [
+        'without data',
+        '{"id":"evt_same","type":"payment.succeeded","created_at":"x"}',
+        400,
+        'parameter_invalid',
+        'data',
+      ],
+      [
+        'with an id other than webhook-id',
+        '{"id":"evt_other","type":"x","created_at":"x","data":{}}',
+        400,
+        'parameter_invalid',
+        'id',
+      ],
+      [
+        'a payment without an amount',
+        '{"id":"evt_same","type":"payment.succeeded","created_at":"x","data":{"order_id":"ord_1","currency":"USD","provider_payment_id":"p"}}',
+        400,
+        'parameter_invalid',
+        'data.amount',
+      ],
+      [
+        'with a NUL character',
+        '{"id":"evt_same","type":"x","created_at":"x","data":{"note":"a\\u0000b"}}',
+        400,
+        'parameter_invalid',
+        'data.note',
+      ],
+      [
+        'with an unpaired surrogate',
+        '{"id":"evt_same","type":"x","created_at":"x","data":{"note":"\\ud800"}}',
+        400,
+        'parameter_invalid',
+        'data.note',
+      ],
+      [
+        'nested 20,000 levels deep',
+        `{"id":"evt_same","type":"x","created_at":"x","data":{"n":${'['.repeat(20000)}${']'.repeat(20000)}}}`,
+        400,
+        'parameter_invalid',
+        'data',
+      ],
     ])('refuses a signed body that is %s, recording nothing', async (_, body, status, error, param) => {
       const response = await deliver(t, { body, id: 'evt_same' });
       expectError(response, status, error, param);
@@ -142,7 +187,12 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
     it('refuses another content type with 415, and accepts JSON with a charset', async () => {
       const order = await createOrder(t, merchant.testKey);
       const event = paymentSucceeded(order.id);
-      expectError(await deliverEvent(t, event, { contentType: 'text/plain' }), 415, 'unsupported_media_type', 'Content-Type');
+      expectError(
+        await deliverEvent(t, event, { contentType: 'text/plain' }),
+        415,
+        'unsupported_media_type',
+        'Content-Type',
+      );
       expect(await eventRows(event.id)).toEqual([]);
       expectSuccess(await deliverEvent(t, event, { contentType: 'application/json; charset=utf-8' }), 200);
     });
@@ -160,9 +210,20 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       expect(paid.body.data.status).toBe('paid');
       expect(paid.body.data.paid_at).not.toBeNull();
       const [fulfilment] = await fulfillments(order.id);
-      expect(fulfilment).toMatchObject({ merchant_id: merchant.id, environment: 'test', provider: 'kukopay', event_id: event.id });
+      expect(fulfilment).toMatchObject({
+        merchant_id: merchant.id,
+        environment: 'test',
+        provider: 'kukopay',
+        event_id: event.id,
+      });
       expect(await eventRows(event.id)).toEqual([
-        expect.objectContaining({ provider: 'kukopay', type: 'payment.succeeded', status: 'processed', order_id: order.id, merchant_id: merchant.id }),
+        expect.objectContaining({
+          provider: 'kukopay',
+          type: 'payment.succeeded',
+          status: 'processed',
+          order_id: order.id,
+          merchant_id: merchant.id,
+        }),
       ]);
     });
 
@@ -171,7 +232,9 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       const event = paymentSucceeded(order.id);
       await deliverEvent(t, event).expect(200);
       const before = await orderRow(order.id);
-      await t.db.pool.query(`UPDATE webhook_events SET received_at = now() - interval '3 days' WHERE event_id = $1`, [event.id]);
+      await t.db.pool.query(`UPDATE webhook_events SET received_at = now() - interval '3 days' WHERE event_id = $1`, [
+        event.id,
+      ]);
 
       for (const skew of [0, 1]) {
         const again = await deliverEvent(t, event, { skew });
@@ -216,7 +279,10 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       expect(response.body.data).toEqual({ received: true, duplicate: false, status: 'rejected' });
       expect((await orderRow(order.id)).status).toBe('pending');
       expect(await fulfillments(order.id)).toEqual([]);
-      expect((await eventRows(event.id))[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('does not match') });
+      expect((await eventRows(event.id))[0]).toMatchObject({
+        status: 'rejected',
+        reason: expect.stringContaining('does not match'),
+      });
     });
 
     it('ignores a payment for a closed order, and an unknown event type', async () => {
@@ -269,7 +335,11 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
     it('rolls everything back, event row included, when applying fails; the retry processes it', async () => {
       const order = await createOrder(t, merchant.testKey);
       const event = paymentSucceeded(order.id);
-      const restore = await injectFault(t.db.pool, 'fulfillments', `RAISE EXCEPTION 'disk full' USING ERRCODE = '53100';`);
+      const restore = await injectFault(
+        t.db.pool,
+        'fulfillments',
+        `RAISE EXCEPTION 'disk full' USING ERRCODE = '53100';`,
+      );
       try {
         const failed = await deliverEvent(t, event);
         expect(failed.status).toBeGreaterThanOrEqual(500);
@@ -280,7 +350,11 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       } finally {
         await restore();
       }
-      expect((await deliverEvent(t, event)).body.data).toEqual({ received: true, duplicate: false, status: 'processed' });
+      expect((await deliverEvent(t, event)).body.data).toEqual({
+        received: true,
+        duplicate: false,
+        status: 'processed',
+      });
       expect(await fulfillments(order.id)).toHaveLength(1);
     });
 

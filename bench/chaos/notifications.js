@@ -24,10 +24,11 @@ async function startCountingReceiver() {
   return {
     url: `http://127.0.0.1:${server.address().port}/notify`,
     counts,
-    close: () => new Promise((resolve) => {
-      server.closeAllConnections();
-      server.close(resolve);
-    }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
   };
 }
 
@@ -37,7 +38,13 @@ async function createPendingOrders(url, key, notifyUrl, count) {
     const response = await fetch(`${url}/v1/orders`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-Api-Key': key },
-      body: JSON.stringify({ out_trade_no: `CHAOS_PAY_${i}`, amount: 100, currency: 'USD', subject: 'Chaos', notify_url: notifyUrl }),
+      body: JSON.stringify({
+        out_trade_no: `CHAOS_PAY_${i}`,
+        amount: 100,
+        currency: 'USD',
+        subject: 'Chaos',
+        notify_url: notifyUrl,
+      }),
     });
     const text = await response.text();
     if (response.status !== 201) throw new Error(`creating a chaos order: ${response.status} ${text}`);
@@ -92,10 +99,12 @@ async function verifyNotifications(databaseUrl, payments, receiver, timeoutMs = 
     }
     const orderIds = payments.map((op) => op.orderId);
     const paid = (await client.query(`SELECT id FROM orders WHERE id = ANY($1) AND status = 'paid'`, [orderIds])).rows;
-    const events = (await client.query(
-      `SELECT id, order_id, delivery_status FROM events WHERE order_id = ANY($1) AND type = 'order.paid'`,
-      [orderIds],
-    )).rows;
+    const events = (
+      await client.query(
+        `SELECT id, order_id, delivery_status FROM events WHERE order_id = ANY($1) AND type = 'order.paid'`,
+        [orderIds],
+      )
+    ).rows;
     const eventsPerOrder = new Map();
     for (const event of events) eventsPerOrder.set(event.order_id, (eventsPerOrder.get(event.order_id) ?? 0) + 1);
     const notified = events.filter((event) => (receiver.counts.get(event.id) ?? 0) > 0);

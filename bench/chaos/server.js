@@ -7,7 +7,10 @@ const MAIN = join(__dirname, '..', '..', 'dist', 'main.js');
 /** Starts the server and resolves once GET /health answers (whatever the log level). */
 async function startServer(env, timeoutMs = 60000) {
   const url = `http://127.0.0.1:${env.PORT}`;
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [MAIN], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   let stderr = '';
   child.stderr.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));

@@ -71,7 +71,11 @@ async function keyedCreate({ client, orders, keys }, merchantId, keyHash, outTra
     );
     if (!order) throw new Error(`out_trade_no ${outTradeNo} was taken`);
     const requestId = `req_${randomBytes(16).toString('hex')}`;
-    const response = new ApiResponse(201, { data: toOrderObject(order), request_id: requestId }, { Location: `/v1/orders/${order.id}` });
+    const response = new ApiResponse(
+      201,
+      { data: toOrderObject(order), request_id: requestId },
+      { Location: `/v1/orders/${order.id}` },
+    );
     const incoming = { method: 'POST', path: '/v1/orders', fingerprint: fingerprint(body) };
     await simple(client, [...keys.saveStatements(scope, claim, incoming, response, requestId, 86400), 'COMMIT']);
   } catch (error) {

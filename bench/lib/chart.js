@@ -7,7 +7,8 @@ const PANEL = { top: 90, height: 190, gap: 80, left: 70, right: 20 };
 // At least 95 px per scenario group, so that neighbouring labels never overlap.
 const widthOf = (report) => Math.max(1040, PANEL.left + PANEL.right + 95 * new Set(report.rows.map((r) => r.id)).size);
 
-const escape = (text) => String(text).replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]);
+const escape = (text) =>
+  String(text).replace(/[<>&"]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;' })[c]);
 
 function text(x, y, content, attrs = '') {
   return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" ${attrs}>${escape(content)}</text>`;
@@ -34,8 +35,12 @@ function panel(report, { metric, title, unit, top }) {
   const parts = [text(PANEL.left, top - 14, `${title} (${unit})`, 'font-size="14" font-weight="bold"')];
 
   for (let value = 0; value <= max + step / 2; value += step) {
-    parts.push(`<line x1="${PANEL.left}" x2="${WIDTH - PANEL.right}" y1="${y(value)}" y2="${y(value)}" stroke="#ddd"/>`);
-    parts.push(text(PANEL.left - 6, y(value) + 4, value.toLocaleString('en-US'), 'text-anchor="end" font-size="11" fill="#555"'));
+    parts.push(
+      `<line x1="${PANEL.left}" x2="${WIDTH - PANEL.right}" y1="${y(value)}" y2="${y(value)}" stroke="#ddd"/>`,
+    );
+    parts.push(
+      text(PANEL.left - 6, y(value) + 4, value.toLocaleString('en-US'), 'text-anchor="end" font-size="11" fill="#555"'),
+    );
   }
   scenarios.forEach(([id, label], g) => {
     const center = PANEL.left + groupWidth * (g + 0.5);
@@ -54,7 +59,9 @@ function panel(report, { metric, title, unit, top }) {
     // Labels wrap at their comma, so that neighbours never overlap.
     String(label)
       .split(', ')
-      .forEach((line, i) => parts.push(text(center, top + PANEL.height + 15 + i * 13, line, 'text-anchor="middle" font-size="11"')));
+      .forEach((line, i) =>
+        parts.push(text(center, top + PANEL.height + 15 + i * 13, line, 'text-anchor="middle" font-size="11"')),
+      );
   });
   return parts.join('\n');
 }
@@ -72,11 +79,21 @@ function chart(report) {
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
-    text(PANEL.left, 24, `npm run bench · ${report.date.slice(0, 10)} · PostgreSQL ${report.postgres.version} (${report.postgres.kind})`, 'font-size="13" fill="#333"'),
+    text(
+      PANEL.left,
+      24,
+      `npm run bench · ${report.date.slice(0, 10)} · PostgreSQL ${report.postgres.version} (${report.postgres.kind})`,
+      'font-size="13" fill="#333"',
+    ),
     legend,
     panel(report, { metric: 'rps', title: 'Throughput', unit: 'req/s; tx/s for SQL', top: PANEL.top }),
     panel(report, { metric: 'p99', title: 'p99 latency', unit: 'ms', top: PANEL.top + PANEL.height + PANEL.gap }),
-    text(PANEL.left, height - 8, `${report.settings.seconds} s per run, ${report.machine.cpus} CPUs shared by server, PostgreSQL and load generator`, 'font-size="11" fill="#777"'),
+    text(
+      PANEL.left,
+      height - 8,
+      `${report.settings.seconds} s per run, ${report.machine.cpus} CPUs shared by server, PostgreSQL and load generator`,
+      'font-size="11" fill="#777"',
+    ),
     '</svg>',
     '',
   ].join('\n');

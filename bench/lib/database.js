@@ -37,7 +37,9 @@ async function describe(url, kind) {
   try {
     const { rows } = await client.query('SELECT name, setting, unit FROM pg_settings WHERE name = ANY($1)', [SETTINGS]);
     const version = (await client.query('SHOW server_version')).rows[0].server_version;
-    const settings = Object.fromEntries(rows.map((r) => [r.name, r.unit === '8kB' ? `${(r.setting * 8) / 1024} MB` : r.setting]));
+    const settings = Object.fromEntries(
+      rows.map((r) => [r.name, r.unit === '8kB' ? `${(r.setting * 8) / 1024} MB` : r.setting]),
+    );
     return { kind, address: `${url.hostname}:${url.port || 5432}`, version, settings };
   } finally {
     await client.end();

@@ -24,7 +24,8 @@ async function runHttp({ url, connections, seconds, request, expectStatus, tally
   const result = await instance;
   const statuses = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, s]) => [code, s.count]));
   for (const [code, count] of Object.entries(statuses)) {
-    if (Number(code) !== expectStatus) tally.bad(`${count} answers with status ${code} (expected ${expectStatus})`, count);
+    if (Number(code) !== expectStatus)
+      tally.bad(`${count} answers with status ${code} (expected ${expectStatus})`, count);
   }
   return summarize({
     completed,

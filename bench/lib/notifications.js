@@ -34,10 +34,14 @@ async function notificationReceiver(ctx) {
   });
   server.keepAliveTimeout = 30_000;
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  ctx.cleanup.push('the notification receiver', () => new Promise((resolve) => {
-    server.closeAllConnections();
-    server.close(resolve);
-  }));
+  ctx.cleanup.push(
+    'the notification receiver',
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(resolve);
+      }),
+  );
   ctx.receiver = { url: `http://127.0.0.1:${server.address().port}/notify`, arrivals };
   return ctx.receiver;
 }
@@ -119,7 +123,12 @@ const deliveryRate = {
       figures.problems.push(`${ids.length - arrived.length} of ${ids.length} events never arrived`);
     }
     ctx.log(`  ${arrived.length} notifications delivered in ${((last - started) / 1000).toFixed(1)} s`);
-    return { ...figures, rps: arrived.length / ((last - started) / 1000), p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+    return {
+      ...figures,
+      rps: arrived.length / ((last - started) / 1000),
+      p50: percentile(latencies, 0.5),
+      p99: percentile(latencies, 0.99),
+    };
   },
 };
 
@@ -173,7 +182,10 @@ const deliveryLatency = {
       if (response.status !== 200) figures.non2xx++;
       await sleep(50);
     }
-    const eventIds = await eventsOf(ctx, orders.map((o) => o.id));
+    const eventIds = await eventsOf(
+      ctx,
+      orders.map((o) => o.id),
+    );
     if (!(await waitForArrivals(receiver, eventIds, 30_000))) {
       figures.unexpected++;
       figures.problems.push('some notifications never arrived');
@@ -183,7 +195,12 @@ const deliveryLatency = {
       if (arrival?.createdAt) latencies.push(arrival.at - arrival.createdAt);
     }
     latencies.sort((a, b) => a - b);
-    return { ...figures, rps: eventIds.length / seconds, p50: percentile(latencies, 0.5), p99: percentile(latencies, 0.99) };
+    return {
+      ...figures,
+      rps: eventIds.length / seconds,
+      p50: percentile(latencies, 0.5),
+      p99: percentile(latencies, 0.99),
+    };
   },
 };
 

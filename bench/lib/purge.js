@@ -54,10 +54,17 @@ function purgeImpact(createWithKey) {
           throw new Error(`the purge did not remove the ${ROWS} expired keys: ${JSON.stringify(result)}`);
         }
         const rowsPerSecond = Math.round(result.deleted / (result.durationMs / 1000));
-        ctx.log(`  purge: ${result.deleted.toLocaleString('en')} keys in ${(result.durationMs / 1000).toFixed(1)} s = ${rowsPerSecond.toLocaleString('en')} rows/s`);
+        ctx.log(
+          `  purge: ${result.deleted.toLocaleString('en')} keys in ${(result.durationMs / 1000).toFixed(1)} s = ${rowsPerSecond.toLocaleString('en')} rows/s`,
+        );
         ctx.purge = { deleted: result.deleted, seconds: result.durationMs / 1000, rowsPerSecond };
         return [
-          { id: 'purge-before', title: 'create order, new key, before purge', short: 'create + key, before purge', ...before },
+          {
+            id: 'purge-before',
+            title: 'create order, new key, before purge',
+            short: 'create + key, before purge',
+            ...before,
+          },
           {
             id: 'purge-during',
             title: `create order, new key, during purge (${rowsPerSecond.toLocaleString('en')} rows/s)`,

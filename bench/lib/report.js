@@ -7,7 +7,13 @@ const { chart } = require('./chart');
 
 // DESIGN.md §5. A ratio is computed at every connection count both rows were run at.
 const RATIOS = [
-  { figure: 'idempotent create ÷ create without key', of: 'create-key', over: 'create-nokey', metric: 'rps', min: 0.85 },
+  {
+    figure: 'idempotent create ÷ create without key',
+    of: 'create-key',
+    over: 'create-nokey',
+    metric: 'rps',
+    min: 0.85,
+  },
   { figure: 'replay ÷ idempotent create', of: 'replay', over: 'create-key', metric: 'rps', min: 2 },
   { figure: 'idempotent create ÷ same SQL via pg', of: 'create-key', over: 'sql-ceiling', metric: 'rps', min: 0.6 },
   { figure: 'create p99 during purge ÷ before', of: 'purge-during', over: 'purge-before', metric: 'p99', max: 1.5 },
@@ -15,7 +21,13 @@ const RATIOS = [
   { figure: 'create without key ÷ peer', of: 'create-nokey', over: 'peer-create-nokey', metric: 'rps', min: 0.9 },
   { figure: 'idempotent create ÷ peer', of: 'create-key', over: 'peer-create-key', metric: 'rps', min: 0.8 },
   { figure: 'replay ÷ peer replay', of: 'replay', over: 'peer-replay', metric: 'rps' },
-  { figure: 'payment webhooks with notification enqueue ÷ without', of: 'webhooks-notify', over: 'webhooks-new', metric: 'rps', min: 0.8 },
+  {
+    figure: 'payment webhooks with notification enqueue ÷ without',
+    of: 'webhooks-notify',
+    over: 'webhooks-new',
+    metric: 'rps',
+    min: 0.8,
+  },
 ];
 const REPORTED = [
   { figure: 'idempotent create p99 (ms)', row: 'create-key', metric: 'p99', connections: [50] },
@@ -23,7 +35,11 @@ const REPORTED = [
   { figure: 'webhook deliveries/s, all new', row: 'webhooks-new', metric: 'rps' },
   { figure: 'webhook deliveries/s, all duplicates', row: 'webhooks-dup', metric: 'rps' },
   { figure: 'notification deliveries/s (10 workers)', row: 'notify-deliveries', metric: 'rps' },
-  { figure: 'webhook deliveries/s, all new, notifications delivered meanwhile', row: 'webhooks-notify-delivered', metric: 'rps' },
+  {
+    figure: 'webhook deliveries/s, all new, notifications delivered meanwhile',
+    row: 'webhooks-notify-delivered',
+    metric: 'rps',
+  },
   { figure: 'notification commit-to-delivery p50 (ms), idle', row: 'notify-latency', metric: 'p50' },
   { figure: 'notification commit-to-delivery p99 (ms), idle', row: 'notify-latency', metric: 'p99' },
 ];
@@ -47,15 +63,25 @@ function evaluate(rows) {
     }
   }
   for (const item of REPORTED) {
-    for (const row of rows.filter((r) => r.id === item.row && (!item.connections || item.connections.includes(r.connections)))) {
-      out.push({ figure: item.figure, connections: row.connections, value: row[item.metric], target: 'reported', verdict: '' });
+    for (const row of rows.filter(
+      (r) => r.id === item.row && (!item.connections || item.connections.includes(r.connections)),
+    )) {
+      out.push({
+        figure: item.figure,
+        connections: row.connections,
+        value: row[item.metric],
+        target: 'reported',
+        verdict: '',
+      });
     }
   }
   return out;
 }
 
 const number = (value, digits = 0) =>
-  value === null || value === undefined ? 'n/a' : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  value === null || value === undefined
+    ? 'n/a'
+    : value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 function tableRows(rows) {
   return rows.map((r) => [
@@ -83,13 +109,23 @@ const TABLE_HEAD = [
 ];
 const RATIO_HEAD = ['figure (DESIGN.md §5)', 'connections', 'value', 'target', 'result'];
 const ratioRows = (ratios) =>
-  ratios.map((r) => [r.figure, String(r.connections), number(r.value, r.target === 'reported' ? (r.value < 100 ? 1 : 0) : 2), r.target, r.verdict]);
+  ratios.map((r) => [
+    r.figure,
+    String(r.connections),
+    number(r.value, r.target === 'reported' ? (r.value < 100 ? 1 : 0) : 2),
+    r.target,
+    r.verdict,
+  ]);
 
 /** Plain text columns; numbers right-aligned. */
 function textTable(head, body) {
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
   const numeric = head.map((_, i) => body.every((row) => /^[\d,.]+$|^n\/a$/.test(row[i])));
-  const line = (cells) => cells.map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells) =>
+    cells
+      .map((c, i) => (numeric[i] ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
@@ -104,7 +140,9 @@ function markdownTable(head, body) {
 
 function describeRun(report) {
   const { machine, postgres, settings } = report;
-  const pgSettings = Object.entries(postgres.settings).map(([k, v]) => `${k}=${v}`).join(', ');
+  const pgSettings = Object.entries(postgres.settings)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(', ');
   return [
     `${report.date} · ${settings.seconds} s per run after a ${settings.warmup} s warm-up · autocannon, HTTP/1.1 keep-alive, 127.0.0.1`,
     `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.os}; Node ${machine.node} (server, PostgreSQL and load generator share it; load average before the run ${machine.loadAverageAtStart[0]})`,
@@ -144,7 +182,9 @@ function renderMarkdown(report) {
     '',
     markdownTable(RATIO_HEAD, ratioRows(report.ratios)),
     '',
-    report.failures.length ? `**FAILED checks:**\n\n${report.failures.map((f) => `- ${f}`).join('\n')}` : 'Every run: zero non-2xx answers, zero errors and timeouts.',
+    report.failures.length
+      ? `**FAILED checks:**\n\n${report.failures.map((f) => `- ${f}`).join('\n')}`
+      : 'Every run: zero non-2xx answers, zero errors and timeouts.',
   ].join('\n');
 }
 

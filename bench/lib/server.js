@@ -55,7 +55,9 @@ async function waitForLine(file, text, child, timeoutMs) {
     }
     await sleep(100);
   }
-  throw new Error(`the server did not print "${text}" within ${timeoutMs / 1000} s:\n${tail(readFileSync(file, 'utf8'))}`);
+  throw new Error(
+    `the server did not print "${text}" within ${timeoutMs / 1000} s:\n${tail(readFileSync(file, 'utf8'))}`,
+  );
 }
 
 async function createMerchant(url, adminToken) {

@@ -2,8 +2,9 @@
 // Webhook deliveries: new payment.succeeded events, each for a pending order of its own
 // (applied: order paid, one fulfilment), and duplicates, which re-send an event already
 // answered with a fresh timestamp and signature (nothing changes). Three mixes: half and
-// half (DESIGN.md §5), all new, all duplicates (the first few are new, to have some). Every request is signed as a provider
-// would (Standard Webhooks, the `standardwebhooks` library the server verifies with).
+// half (DESIGN.md §5), all new, all duplicates (the first few are new, to have some).
+// Every request is signed as a provider would (Standard Webhooks, the `standardwebhooks`
+// library the server verifies with).
 const { randomBytes } = require('node:crypto');
 const { Webhook } = require('standardwebhooks');
 const { connect } = require('./database');
@@ -135,7 +136,13 @@ function deliveries({ id, title, short, duplicates, connections: counts, notify 
 
 const webhookDeliveries = [
   deliveries({ id: 'webhooks', title: 'webhook deliveries, 1/2 duplicates', short: 'webhooks', duplicates: 'half' }),
-  deliveries({ id: 'webhooks-new', title: 'webhook deliveries, all new', short: 'webhooks, new', duplicates: 'none', connections: [10] }),
+  deliveries({
+    id: 'webhooks-new',
+    title: 'webhook deliveries, all new',
+    short: 'webhooks, new',
+    duplicates: 'none',
+    connections: [10],
+  }),
   deliveries({
     id: 'webhooks-notify',
     title: 'webhook deliveries, all new, each enqueuing a notification',
@@ -152,7 +159,13 @@ const webhookDeliveries = [
     connections: [10],
     notify: 'delivered',
   }),
-  deliveries({ id: 'webhooks-dup', title: 'webhook deliveries, all duplicates', short: 'webhooks, dup', duplicates: 'all', connections: [10] }),
+  deliveries({
+    id: 'webhooks-dup',
+    title: 'webhook deliveries, all duplicates',
+    short: 'webhooks, dup',
+    duplicates: 'all',
+    connections: [10],
+  }),
 ];
 
 module.exports = { webhookDeliveries };

@@ -9,8 +9,7 @@ import type { Event } from './types.ts';
 
 /** Node's IncomingHttpHeaders, a fetch `Headers`, or any record of header names to values. */
 export type NotificationHeaders =
-  | { get(name: string): string | null }
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
+  { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 const SIGNED_HEADERS = ['webhook-id', 'webhook-timestamp', 'webhook-signature'] as const;
 

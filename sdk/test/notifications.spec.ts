@@ -17,7 +17,8 @@ const EVENT = {
   data: { object: { ...ORDER, status: 'paid', paid_at: '2026-11-30T12:00:00.000Z' } },
 };
 // Spaces and key order as a sender might write them: only these exact bytes verify.
-const RAW = `{"id":"${EVENT.id}", "object":"event","type":"order.paid","environment":"test",` +
+const RAW =
+  `{"id":"${EVENT.id}", "object":"event","type":"order.paid","environment":"test",` +
   `"created_at":"${EVENT.created_at}","data":{"object":${JSON.stringify(EVENT.data.object)}}}`;
 
 /** Headers as the service sends them (webhook-id = the event id), signed now + skewSeconds. */

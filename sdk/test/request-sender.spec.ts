@@ -248,10 +248,9 @@ describe('resource paths and pagination (against a scripted server)', () => {
   });
 
   it('maps every method to its route', async () => {
-    server = await startScriptedServer((_i, request) => ok(
-      { id: request.url },
-      request.url.endsWith('redeliver') ? 202 : 200,
-    ));
+    server = await startScriptedServer((_i, request) =>
+      ok({ id: request.url }, request.url.endsWith('redeliver') ? 202 : 200),
+    );
     const kuko = new KukoPay(KEY, { baseUrl: server.url });
     const redelivered = await kuko.events.redeliver('evt_1', { idempotencyKey: 'again-1' });
     expect(redelivered.lastResponse.status).toBe(202);

@@ -72,12 +72,10 @@ describe('the retry decision (a pure function of attempt, status, failure and he
   });
 
   it('uses the jitter when it is longer than a short Retry-After', () => {
-    expect(retryDecision(
-      outcome(503, { 'retry-after': '1' }, 4),
-      5,
-      HIGH,
-      NOW,
-    )).toEqual({ retry: true, delayMs: 3999 });
+    expect(retryDecision(outcome(503, { 'retry-after': '1' }, 4), 5, HIGH, NOW)).toEqual({
+      retry: true,
+      delayMs: 3999,
+    });
   });
 
   it('reads Retry-After as seconds or an HTTP date', () => {

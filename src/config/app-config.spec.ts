@@ -112,8 +112,9 @@ describe('loadConfig', () => {
 
   it('keeps per-environment secrets apart from the ones that sign both', () => {
     const other = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
-    const secrets = loadConfig({ WEBHOOK_SECRETS: `kukopay=${WHSEC},kukopay:test=${other}, kukopay:live=${other}` })
-      .webhookSecrets.get('kukopay')!;
+    const secrets = loadConfig({
+      WEBHOOK_SECRETS: `kukopay=${WHSEC},kukopay:test=${other}, kukopay:live=${other}`,
+    }).webhookSecrets.get('kukopay')!;
     expect(secrets.map((secret) => secret.environments)).toEqual([['test', 'live'], ['test'], ['live']]);
   });
 

@@ -38,7 +38,11 @@ export function parseWebhookSecrets(raw: string | undefined): WebhookSecrets {
     const [name, provider, scope] = match;
     if (seen.has(name)) throw new Error(`${where} names "${name}" twice; separate its secrets with spaces instead`);
     seen.add(name);
-    const values = entry.slice(separator + 1).trim().split(/\s+/).filter(Boolean);
+    const values = entry
+      .slice(separator + 1)
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean);
     if (values.length === 0) throw new Error(`${where} has no secret for "${name}"`);
     const environments = scope ? [scope as Environment] : ENVIRONMENTS;
     const loaded = values.map((secret, position) => ({

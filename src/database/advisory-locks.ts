@@ -38,7 +38,9 @@ export async function tryLockSession(connection: Connection, lock: AdvisoryLock)
 
 /** Releases a session-level lock; false if this session did not hold it. */
 export async function unlockSession(connection: Connection, lock: AdvisoryLock): Promise<boolean> {
-  const [row] = await connection.rows<{ unlocked: boolean }>(`SELECT pg_advisory_unlock(${lockArgs(lock)}) AS unlocked`);
+  const [row] = await connection.rows<{ unlocked: boolean }>(
+    `SELECT pg_advisory_unlock(${lockArgs(lock)}) AS unlocked`,
+  );
   return row.unlocked === true;
 }
 

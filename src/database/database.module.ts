@@ -18,7 +18,10 @@ export class DatabaseModule {
     const options: DbOptions = { mode: config.databasePoolMode, poolSize: config.databasePoolSize };
     const direct = config.databaseDirectUrl;
     // With a direct URL, migrations run there first (they need a session), not on the pool.
-    const dataSource = { ...dataSourceOptions(url, { max: options.poolSize, mode: options.mode }), migrationsRun: !direct };
+    const dataSource = {
+      ...dataSourceOptions(url, { max: options.poolSize, mode: options.mode }),
+      migrationsRun: !direct,
+    };
     return {
       module: DatabaseModule,
       global: true,

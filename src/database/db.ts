@@ -134,7 +134,10 @@ export class Db implements Connection {
     }
     this.waiting += 1;
     try {
-      await this.transactionSlots.acquire(ACQUIRE_TIMEOUT_MS, () => new DatabaseBusyError('no transaction slot in time'));
+      await this.transactionSlots.acquire(
+        ACQUIRE_TIMEOUT_MS,
+        () => new DatabaseBusyError('no transaction slot in time'),
+      );
     } finally {
       this.waiting -= 1;
     }

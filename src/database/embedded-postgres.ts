@@ -71,9 +71,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     createPostgresUser: isRoot(),
     initdbFlags: ['--encoding=UTF8', ...(options.durable ? [] : ['--no-sync'])],
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=200',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
       ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
     ],
     onLog: (message: unknown) => log(String(message).trim()),
@@ -174,7 +177,9 @@ function grantTraversal(paths: string[], log: (line: string) => void): void {
       const { mode } = statSync(directory);
       if ((mode & 0o001) === 0) {
         chmodSync(directory, mode | 0o001);
-        log(`granted search permission (o+x) on ${directory} so that PostgreSQL, running as user postgres, can reach its files`);
+        log(
+          `granted search permission (o+x) on ${directory} so that PostgreSQL, running as user postgres, can reach its files`,
+        );
       }
       if (directory === dirname(directory)) break;
     }

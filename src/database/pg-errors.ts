@@ -5,7 +5,11 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '57P01', // admin_shutdown: the server is stopping
   '57P02', // crash_shutdown
   '57P03', // cannot_connect_now: starting up or in recovery
-  '08000', '08001', '08003', '08004', '08006', // connection exceptions
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006', // connection exceptions
   '53300', // too_many_connections
 ]);
 const BUSY_SQLSTATES = new Set([

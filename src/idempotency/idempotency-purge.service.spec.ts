@@ -24,6 +24,8 @@ describe('describePurge', () => {
   });
 
   it('says when another instance was purging', () => {
-    expect(describePurge(result({ skipped: true, batches: 0, finished: false }))).toMatch(/^Skipped .*another instance/);
+    expect(describePurge(result({ skipped: true, batches: 0, finished: false }))).toMatch(
+      /^Skipped .*another instance/,
+    );
   });
 });

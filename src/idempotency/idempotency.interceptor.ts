@@ -73,7 +73,11 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
     const { merchantId, environment } = authOf(request);
     const scope = { merchantId, environment, key };
-    const incoming = { method: request.method, path: concretePath(request.url), fingerprint: fingerprint(request.body) };
+    const incoming = {
+      method: request.method,
+      path: concretePath(request.url),
+      fingerprint: fingerprint(request.body),
+    };
     const prefetched = request.prefetchedAnswer?.key === key ? request.prefetchedAnswer.stored : null;
     if (prefetched) return from([this.answerFromStore(request, prefetched, incoming)]);
     return from(this.withRetries(() => this.executeKeyed(request, scope, incoming, run), true));
@@ -93,7 +97,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
           if (claim.stored) return this.answerFromStore(request, claim.stored, incoming);
           if (!claim.locked) {
             this.logOutcome(request, 'in_progress');
-            throw keyInProgress('A request with this Idempotency-Key is still being processed; retry later for its result.');
+            throw keyInProgress(
+              'A request with this Idempotency-Key is still being processed; retry later for its result.',
+            );
           }
           const answer = await this.runAfterSavepoint(request, run);
           this.db.beforeCommit(

@@ -9,8 +9,9 @@ import { ApiKeyAuthenticator } from './api-key-authenticator';
 
 /**
  * Authenticates `X-Api-Key` (ApiKeyAuthenticator) and records who is calling on the
- * request; refusals go through the per-address failure limiter. On an @Idempotent() route it also hands the interceptor the answer stored
- * under the request's Idempotency-Key, read in the same round trip.
+ * request; refusals go through the per-address failure limiter. On an @Idempotent()
+ * route it also hands the interceptor the answer stored under the request's
+ * Idempotency-Key, read in the same round trip.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {

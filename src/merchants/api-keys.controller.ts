@@ -27,7 +27,7 @@ export class ApiKeysController {
 
   /** Every key of the environment stops at once, grace periods included; roll to get a new one. */
   @Post('revoke')
-  @ApiOperation({ operationId: 'revokeApiKeys', summary: "Revoke every secret key of one environment of a merchant" })
+  @ApiOperation({ operationId: 'revokeApiKeys', summary: 'Revoke every secret key of one environment of a merchant' })
   @ApiData(200, ApiKeyRevocationSchema, { description: 'How many keys stopped working.' })
   @ApiErrors('parameter_invalid', 'parameter_missing', 'parameter_unknown', 'resource_missing')
   async revoke(@Param('id') id: string, @Body() body: RevokeApiKeysDto): Promise<WithStatus<RevokedApiKeys>> {

@@ -59,7 +59,10 @@ export class RolledApiKeySchema {
   @ApiProperty({ enum: ['test', 'live'], example: 'live' })
   environment!: 'test' | 'live';
 
-  @ApiProperty({ pattern: '^kuko_(test|live)_[A-Za-z0-9_-]{32}$', example: 'kuko_live_Qm9vay1rZXktZXhhbXBsZS0wMDAzAAAA' })
+  @ApiProperty({
+    pattern: '^kuko_(test|live)_[A-Za-z0-9_-]{32}$',
+    example: 'kuko_live_Qm9vay1rZXktZXhhbXBsZS0wMDAzAAAA',
+  })
   api_key!: string;
 
   @ApiProperty(CREATED_AT)

@@ -34,7 +34,8 @@ export class MerchantsService {
   private async insertMerchant(name: string): Promise<CreatedMerchant> {
     const merchant = await this.merchants.insert(newId('mch'), name);
     const keys = {} as Record<Environment, string>;
-    for (const environment of ENVIRONMENTS) keys[environment] = (await this.apiKeys.issue(merchant.id, environment)).key;
+    for (const environment of ENVIRONMENTS)
+      keys[environment] = (await this.apiKeys.issue(merchant.id, environment)).key;
     const notificationSecrets = await this.notificationSecrets.createForMerchant(merchant.id);
     return {
       id: merchant.id,

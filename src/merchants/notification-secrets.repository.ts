@@ -15,10 +15,11 @@ export class NotificationSecretsRepository {
   constructor(private readonly db: Db) {}
 
   async insertCurrent(merchantId: string, environment: Environment, sealed: string): Promise<void> {
-    await this.db.rows(
-      'INSERT INTO notification_secrets (merchant_id, environment, secret) VALUES ($1, $2, $3)',
-      [merchantId, environment, sealed],
-    );
+    await this.db.rows('INSERT INTO notification_secrets (merchant_id, environment, secret) VALUES ($1, $2, $3)', [
+      merchantId,
+      environment,
+      sealed,
+    ]);
   }
 
   async insertIfNone(merchantId: string, environment: Environment, sealed: string): Promise<void> {

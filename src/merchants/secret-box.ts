@@ -24,7 +24,10 @@ export function sealSecret(secret: string, key: Buffer | null): string {
 export function openSecret(stored: string, key: Buffer | null): string {
   if (!stored.startsWith(PREFIX)) return stored;
   if (!key) throw new Error('a notification secret is encrypted but ENCRYPTION_KEY is not set');
-  const [iv, tag, sealed] = stored.slice(PREFIX.length).split(':').map((part) => Buffer.from(part, 'base64'));
+  const [iv, tag, sealed] = stored
+    .slice(PREFIX.length)
+    .split(':')
+    .map((part) => Buffer.from(part, 'base64'));
   const decipher = createDecipheriv('aes-256-gcm', key, iv);
   decipher.setAuthTag(tag);
   return Buffer.concat([decipher.update(sealed), decipher.final()]).toString('utf8');

@@ -126,7 +126,14 @@ export class EventsRepository {
     let where = 'merchant_id = $1 AND environment = $2';
     if (filter.type !== undefined) where += ` AND type = $${params.push(filter.type)}`;
     if (filter.orderId !== undefined) where += ` AND order_id = $${params.push(filter.orderId)}`;
-    return keysetRows<EventRow>(this.db, { table: 'events', columns: EVENT_COLUMNS, where, params, limit, startingAfter });
+    return keysetRows<EventRow>(this.db, {
+      table: 'events',
+      columns: EVENT_COLUMNS,
+      where,
+      params,
+      limit,
+      startingAfter,
+    });
   }
 
   attempts(eventId: string): Promise<AttemptRow[]> {

@@ -33,9 +33,7 @@ export class OrdersController {
   @ApiErrors('parameter_invalid', 'parameter_missing', 'parameter_unknown')
   async create(@Auth() auth: RequestAuth, @Body() body: CreateOrderDto): Promise<WithStatus<OrderObject>> {
     const { order, created } = await this.orders.create(auth, body);
-    return created
-      ? new WithStatus(201, order, { Location: `/v1/orders/${order.id}` })
-      : new WithStatus(200, order);
+    return created ? new WithStatus(201, order, { Location: `/v1/orders/${order.id}` }) : new WithStatus(200, order);
   }
 
   /** `?out_trade_no=` finds one order (404 if none); otherwise a page, newest first. */

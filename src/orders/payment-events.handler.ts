@@ -67,7 +67,10 @@ export class PaymentEventsHandler implements WebhookEventHandler {
       eventId: event.id,
       providerPaymentId: payment.paymentId,
     });
-    const paid = await this.orders.findById({ merchantId: order.merchant_id, environment: order.environment }, order.id);
+    const paid = await this.orders.findById(
+      { merchantId: order.merchant_id, environment: order.environment },
+      order.id,
+    );
     await this.events.record('order.paid', orderChange(paid!));
     return outcome(order, 'processed', null);
   }

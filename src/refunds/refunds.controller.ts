@@ -60,7 +60,11 @@ export class RefundsController {
   @ApiOperation({ operationId: 'listOrderRefunds', summary: "List an order's refunds", tags: ['orders'] })
   @ApiPage(RefundSchema, { description: 'A page of refunds, newest first.', example: REFUND_EXAMPLE })
   @ApiErrors('parameter_invalid', 'parameter_unknown', 'resource_missing')
-  listForOrder(@Auth() auth: RequestAuth, @Param('id') id: string, @Query() page: PageQuery): Promise<Page<RefundObject>> {
+  listForOrder(
+    @Auth() auth: RequestAuth,
+    @Param('id') id: string,
+    @Query() page: PageQuery,
+  ): Promise<Page<RefundObject>> {
     return this.refunds.listForOrder(auth, id, page);
   }
 }

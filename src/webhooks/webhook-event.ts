@@ -19,7 +19,10 @@ export function parseWebhookEvent(raw: Buffer, webhookId: string): WebhookEvent 
   if (raw.length === 0) throw new DomainError('invalid_json', 'The webhook body is empty.');
   let body: unknown;
   try {
-    body = secureJsonParse.parse(utf8Text(raw, 'The webhook body'), { protoAction: 'error', constructorAction: 'error' });
+    body = secureJsonParse.parse(utf8Text(raw, 'The webhook body'), {
+      protoAction: 'error',
+      constructorAction: 'error',
+    });
   } catch (error) {
     if (error instanceof DomainError) throw error;
     throw new DomainError('invalid_json', `The webhook body is not valid JSON: ${(error as Error).message}`);
@@ -50,7 +53,8 @@ export function field<T extends 'string' | 'integer'>(
 ): T extends 'string' ? string : number {
   const value = event.data[name];
   const ok = kind === 'string' ? typeof value === 'string' && value !== '' : Number.isSafeInteger(value);
-  if (!ok) throw invalid(`data.${name} must be ${kind === 'string' ? 'a non-empty string' : 'an integer'}.`, `data.${name}`);
+  if (!ok)
+    throw invalid(`data.${name} must be ${kind === 'string' ? 'a non-empty string' : 'an integer'}.`, `data.${name}`);
   return value as T extends 'string' ? string : number;
 }
 

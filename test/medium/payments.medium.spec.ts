@@ -50,7 +50,10 @@ describe('payments, service tier', () => {
   it('never moves a closed order, whichever of close and payment comes first', async () => {
     for (let round = 0; round < 5; round++) {
       const orderId = await pendingOrder();
-      const [paid, closed] = await Promise.allSettled([pay(orderId), m.inTransaction(() => m.orders.close(auth, orderId))]);
+      const [paid, closed] = await Promise.allSettled([
+        pay(orderId),
+        m.inTransaction(() => m.orders.close(auth, orderId)),
+      ]);
       const order = await m.orders.getById(auth, orderId);
       if (order.status === 'paid') {
         expect(paid).toMatchObject({ status: 'fulfilled', value: { status: 'processed' } });

@@ -48,14 +48,19 @@ describe('refunds, service tier (docs/refunds.md)', () => {
       const orderId = await m.newPaidOrder(auth, 1000);
       const pending = await Promise.all([refund(orderId, 300), refund(orderId, 300), refund(orderId, 300)]);
       const failures = pending.map(({ refund: { id } }) =>
-        m.inTransaction(() => m.refundEvents.apply(event('refund.failed', { refund_id: id, failure_code: 'declined' }))),
+        m.inTransaction(() =>
+          m.refundEvents.apply(event('refund.failed', { refund_id: id, failure_code: 'declined' })),
+        ),
       );
       const creates = Array.from({ length: 6 }, () => refund(orderId, 200));
       const results = await Promise.allSettled([...failures, ...creates]);
       expect(results.slice(0, 3).map(codeOf)).toEqual(['created', 'created', 'created']);
-      expect(results.slice(3).map(codeOf).every((code) => ['created', 'refund_amount_exceeded', 'order_not_paid'].includes(code))).toBe(
-        true,
-      );
+      expect(
+        results
+          .slice(3)
+          .map(codeOf)
+          .every((code) => ['created', 'refund_amount_exceeded', 'order_not_paid'].includes(code)),
+      ).toBe(true);
       const after = await ledger(orderId);
       expect(after.refunded).toBe(after.sum);
       expect(after.refunded).toBeLessThanOrEqual(1000);
@@ -84,7 +89,9 @@ describe('refunds, service tier (docs/refunds.md)', () => {
     const results = await Promise.all([refund(first, 100, 'RACED_1'), refund(second, 100, 'RACED_1')]);
     expect(results.filter((result) => result.created)).toHaveLength(1);
     expect(results[0].refund.id).toBe(results[1].refund.id);
-    const { rows } = await m.database.pool.query(`SELECT count(*)::int AS n FROM refunds WHERE out_refund_no = 'RACED_1'`);
+    const { rows } = await m.database.pool.query(
+      `SELECT count(*)::int AS n FROM refunds WHERE out_refund_no = 'RACED_1'`,
+    );
     expect(rows[0].n).toBe(1);
   });
 });

@@ -12,11 +12,9 @@ const ARGS = ['--client', 'sdk', '--operations', '40', '--kills', '3', '--db-res
 describe('crash safety through @kukopay/node (npm run chaos -- --client sdk, short)', () => {
   it('loses and duplicates nothing through kills and a database restart', async () => {
     const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve) => {
-      const child = spawn(
-        process.execPath,
-        [join(__dirname, '..', '..', 'bench', 'chaos.js'), ...ARGS],
-        { stdio: ['ignore', 'pipe', 'pipe'] },
-      );
+      const child = spawn(process.execPath, [join(__dirname, '..', '..', 'bench', 'chaos.js'), ...ARGS], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let output = '';
       child.stdout.on('data', (chunk) => (output += chunk));
       child.stderr.on('data', (chunk) => (output += chunk));

@@ -74,11 +74,9 @@ const EVENTS_API = false;
     expect(event).toMatchObject({ id: delivery.headers['webhook-id'], type: 'order.paid' });
     if (event.type !== 'order.paid') throw new Error('not an order event');
     expect(event.data.object.id).toBe(order.id);
-    expect(() => KukoPay.notifications.verify(
-      delivery.body,
-      delivery.headers,
-      `whsec_${Buffer.alloc(32).toString('base64')}`,
-    )).toThrow();
+    expect(() =>
+      KukoPay.notifications.verify(delivery.body, delivery.headers, `whsec_${Buffer.alloc(32).toString('base64')}`),
+    ).toThrow();
   });
 
   it('events.redeliver answers 202 and makes one more attempt; its key replays', async () => {

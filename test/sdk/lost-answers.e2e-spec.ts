@@ -72,10 +72,12 @@ describe('@kukopay/node when answers are lost (real server behind a lossy proxy)
   it('refunds.create without out_refund_no (only the key protects it): 3 answers lost, one refund', async () => {
     const paid = await paidOrder();
     proxy = await startLossyProxy(s.url, { answer: (n) => (n <= 3 ? 'drop' : 'forward') });
-    const refund = await s.client({
-      baseUrl: proxy.url,
-      maxRetries: 3,
-    }).refunds.create({ order_id: paid.id, amount: 700 });
+    const refund = await s
+      .client({
+        baseUrl: proxy.url,
+        maxRetries: 3,
+      })
+      .refunds.create({ order_id: paid.id, amount: 700 });
 
     expect(refund).toMatchObject({
       object: 'refund',
@@ -104,10 +106,9 @@ describe('@kukopay/node when answers are lost (real server behind a lossy proxy)
     expect(idempotencyKey).toBe(proxy.attempts[0].idempotencyKey);
     expectOneOperation(proxy, 2);
 
-    const later = await s.client().refunds.create(
-      { order_id: paid.id, amount: 300 },
-      { idempotencyKey: idempotencyKey! },
-    );
+    const later = await s
+      .client()
+      .refunds.create({ order_id: paid.id, amount: 300 }, { idempotencyKey: idempotencyKey! });
     expect(later.lastResponse).toMatchObject({ status: 201, idempotentReplayed: true, attempts: 1 });
     expect(await count('SELECT count(*) AS n FROM refunds WHERE order_id = $1', [paid.id])).toBe(1);
   });
@@ -126,7 +127,7 @@ describe('@kukopay/node when answers are lost (real server behind a lossy proxy)
     expect(await ordersWith(params.out_trade_no)).toBe(1);
   });
 
-  it('409 while the first attempt still runs: the client retries and gets the first one\'s answer', async () => {
+  it("409 while the first attempt still runs: the client retries and gets the first one's answer", async () => {
     // The first request blocks inside its transaction (holding its key) on a lock this test holds.
     const removeFault = await injectFault(
       s.t.db.pool,

@@ -45,11 +45,9 @@ describe('the @kukopay/node package', () => {
     const paths: string[] = pack.files.map((f: { path: string }) => f.path);
     expect(paths.filter((p) => !/^dist\/(esm|cjs)\//.test(p)).sort()).toEqual(['README.md', 'package.json']);
     for (const dir of ['esm', 'cjs']) {
-      expect(paths).toEqual(expect.arrayContaining([
-        `dist/${dir}/index.js`,
-        `dist/${dir}/index.d.ts`,
-        `dist/${dir}/package.json`,
-      ]));
+      expect(paths).toEqual(
+        expect.arrayContaining([`dist/${dir}/index.js`, `dist/${dir}/index.d.ts`, `dist/${dir}/package.json`]),
+      );
     }
     expect(paths.some((p) => /test|spec|scripts\//.test(p))).toBe(false);
   });

@@ -30,7 +30,11 @@ describe('@kukopay/node against the real server', () => {
     currency: 'USD',
     subject: 'Annual plan',
   });
-  const thrown = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error as KukoPayError);
+  const thrown = (promise: Promise<unknown>) =>
+    promise.then(
+      () => null,
+      (error: unknown) => error as KukoPayError,
+    );
 
   async function pay(order: Order) {
     const paid = await deliverEvent(

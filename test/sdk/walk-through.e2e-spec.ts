@@ -11,7 +11,11 @@ describe('README walk-through with @kukopay/node', () => {
   });
   afterAll(() => s.close());
 
-  const thrown = (promise: Promise<unknown>) => promise.then(() => null, (error: unknown) => error);
+  const thrown = (promise: Promise<unknown>) =>
+    promise.then(
+      () => null,
+      (error: unknown) => error,
+    );
 
   it('runs every step of the section with the answers its comments show', async () => {
     const kuko = s.client();
@@ -23,11 +27,11 @@ describe('README walk-through with @kukopay/node', () => {
     const key = 'order-ORDER_20260921_0001';
     const order = await kuko.orders.create(params, { idempotencyKey: key });
     const again = await kuko.orders.create(params, { idempotencyKey: key });
-    expect([
-      order.lastResponse.status,
-      again.id === order.id,
-      again.lastResponse.idempotentReplayed,
-    ]).toEqual([201, true, true]);
+    expect([order.lastResponse.status, again.id === order.id, again.lastResponse.idempotentReplayed]).toEqual([
+      201,
+      true,
+      true,
+    ]);
     expect(again.lastResponse.requestId).toBe(order.lastResponse.requestId);
 
     const misuse = await thrown(kuko.orders.create({ ...params, amount: 2991 }, { idempotencyKey: key }));

@@ -40,7 +40,10 @@ export async function createOrder(t: TestApp, key: string, overrides: Record<str
 /** An order paid through a signed payment.succeeded webhook (the app needs WEBHOOK_ENV). */
 export async function createPaidOrder(t: TestApp, key: string, overrides: Record<string, unknown> = {}) {
   const order = await createOrder(t, key, overrides);
-  const response = await deliverEvent(t, paymentSucceeded(order.id, { amount: order.amount, currency: (overrides.currency as string) ?? 'USD' }));
+  const response = await deliverEvent(
+    t,
+    paymentSucceeded(order.id, { amount: order.amount, currency: (overrides.currency as string) ?? 'USD' }),
+  );
   if (response.body.data?.status !== 'processed') throw new Error(`payment not processed: ${response.text}`);
   return { ...order, status: 'paid' };
 }

@@ -66,7 +66,10 @@ export async function killServerMidRequest(options: KillMidRequest): Promise<voi
       .set('X-Api-Key', options.apiKey)
       .set('Idempotency-Key', options.idempotencyKey)
       .send(options.body)
-      .then((response) => `answered ${response.status}`, () => 'connection lost');
+      .then(
+        (response) => `answered ${response.status}`,
+        () => 'connection lost',
+      );
     await waitForAnAdvisoryLock(options.pool);
     await server.kill('SIGKILL');
     if ((await answer) !== 'connection lost') throw new Error(`the request was ${await answer} before the kill`);

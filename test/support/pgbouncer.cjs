@@ -51,7 +51,9 @@ async function startPgBouncer(upstreamUrl) {
     chmodSync(dir, 0o777);
     execFileSync('chown', ['-R', 'postgres', dir]);
   }
-  const command = asRoot ? ['runuser', ['-u', 'postgres', '--', 'pgbouncer', '-d', join(dir, 'pgbouncer.ini')]] : ['pgbouncer', ['-d', join(dir, 'pgbouncer.ini')]];
+  const command = asRoot
+    ? ['runuser', ['-u', 'postgres', '--', 'pgbouncer', '-d', join(dir, 'pgbouncer.ini')]]
+    : ['pgbouncer', ['-d', join(dir, 'pgbouncer.ini')]];
   await new Promise((resolve, reject) => {
     const child = spawn(command[0], command[1], { stdio: 'inherit' });
     child.on('error', reject);

@@ -22,10 +22,9 @@ export interface ScriptedServer {
  * An HTTP server on 127.0.0.1 that records every request and answers the n-th with
  * `replies[n]` (the last one repeats), to drive the client through known sequences.
  */
-export async function startScriptedServer(replies: Reply[] | ((
-  index: number,
-  request: Recorded,
-) => Reply)): Promise<ScriptedServer> {
+export async function startScriptedServer(
+  replies: Reply[] | ((index: number, request: Recorded) => Reply),
+): Promise<ScriptedServer> {
   const requests: Recorded[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -43,10 +42,11 @@ export async function startScriptedServer(replies: Reply[] | ((
       if (reply === 'destroy') return req.socket.destroy();
       if (reply === 'hang') return;
       const body = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
-      res.writeHead(
-        reply.status,
-        { 'Content-Type': 'application/json', 'X-Request-Id': `req_${index}`, ...reply.headers },
-      );
+      res.writeHead(reply.status, {
+        'Content-Type': 'application/json',
+        'X-Request-Id': `req_${index}`,
+        ...reply.headers,
+      });
       res.end(body);
     });
   });

@@ -3,11 +3,7 @@
  * Services throw DomainError with one of these codes; the filter maps it to the wire.
  */
 export type ErrorType =
-  | 'invalid_request_error'
-  | 'idempotency_error'
-  | 'authentication_error'
-  | 'rate_limit_error'
-  | 'api_error';
+  'invalid_request_error' | 'idempotency_error' | 'authentication_error' | 'rate_limit_error' | 'api_error';
 
 const invalid = (status: number) => ({ status, type: 'invalid_request_error' as const });
 

@@ -55,12 +55,9 @@ export function toDomainError(exception: unknown): DomainError {
     );
   }
   if (isDatabaseUnavailable(exception)) {
-    return new DomainError(
-      'service_unavailable',
-      `The database is unreachable; ${RETRY_ADVICE}`,
-      null,
-      { 'Retry-After': '1' },
-    );
+    return new DomainError('service_unavailable', `The database is unreachable; ${RETRY_ADVICE}`, null, {
+      'Retry-After': '1',
+    });
   }
   return new DomainError('internal_error', `An unexpected error occurred; ${RETRY_ADVICE}`);
 }

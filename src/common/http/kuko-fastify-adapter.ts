@@ -57,7 +57,10 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       // A URL Fastify cannot decode never reaches Nest; answer it in the envelope too.
       frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) => {
         reply.header(REQUEST_ID_HEADER, request.id);
-        sendApiResponse(reply, toErrorResponse(new DomainError('route_not_found', 'The URL is malformed.'), request.id));
+        sendApiResponse(
+          reply,
+          toErrorResponse(new DomainError('route_not_found', 'The URL is malformed.'), request.id),
+        );
       },
     });
     const fastify = this.getInstance();

@@ -87,7 +87,11 @@ export class Metrics {
         },
       });
     pool('size', 'Connections the pool may open (DATABASE_POOL_SIZE)', (stats) => stats.size);
-    pool('lent_connections', 'Connections lent out now (the rest of the pool is idle or not opened yet)', (stats) => stats.lent);
+    pool(
+      'lent_connections',
+      'Connections lent out now (the rest of the pool is idle or not opened yet)',
+      (stats) => stats.lent,
+    );
     pool('waiting_clients', 'Requests waiting for a connection or a transaction slot', (stats) => stats.waiting);
   }
 

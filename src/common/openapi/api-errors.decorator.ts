@@ -1,4 +1,4 @@
-import { RequestMethod , Type } from '@nestjs/common';
+import { RequestMethod, Type } from '@nestjs/common';
 import { ApiBearerAuth, ApiExtension, ApiExtraModels, ApiSecurity } from '@nestjs/swagger';
 import { ErrorCode } from '../errors/error-catalog';
 import { addErrorCodes, declare } from './declared-responses';

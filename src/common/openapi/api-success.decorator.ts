@@ -1,4 +1,4 @@
-import { applyDecorators , Type } from '@nestjs/common';
+import { applyDecorators, Type } from '@nestjs/common';
 import { ApiExtraModels, getSchemaPath } from '@nestjs/swagger';
 import type { HeaderObject, SchemaObject } from '@nestjs/swagger';
 import { declare, SuccessResponse } from './declared-responses';

@@ -23,7 +23,8 @@ export function Chars(min: number, max: number, options?: ValidationOptions) {
       return count >= min && count <= max;
     },
     {
-      message: min > 0 ? `$property must be ${min} to ${max} characters` : `$property must be at most ${max} characters`,
+      message:
+        min > 0 ? `$property must be ${min} to ${max} characters` : `$property must be at most ${max} characters`,
       ...options,
     },
   );
@@ -69,11 +70,14 @@ export function IsMetadata(options?: ValidationOptions) {
       const entries = Object.entries(value);
       return (
         entries.length <= 20 &&
-        entries.every(([key, item]) => key.length >= 1 && key.length <= 40 && typeof item === 'string' && item.length <= 500)
+        entries.every(
+          ([key, item]) => key.length >= 1 && key.length <= 40 && typeof item === 'string' && item.length <= 500,
+        )
       );
     },
     {
-      message: '$property must be an object of at most 20 keys (1-40 characters) with string values (at most 500 characters)',
+      message:
+        '$property must be an object of at most 20 keys (1-40 characters) with string values (at most 500 characters)',
       ...options,
     },
   );
