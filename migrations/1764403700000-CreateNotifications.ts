@@ -42,6 +42,8 @@ export class CreateNotifications1764403700000 implements MigrationInterface {
     await queryRunner.query(
       `CREATE INDEX events_to_enqueue_idx ON events (created_at) WHERE NOT enqueued AND delivery_status = 'pending'`,
     );
+    // The backlog that /metrics reports at each scrape: only the pending events are read.
+    await queryRunner.query(`CREATE INDEX events_pending_idx ON events (created_at) WHERE delivery_status = 'pending'`);
     await queryRunner.query(`CREATE INDEX events_order_idx ON events (order_id, created_at DESC, id DESC)`);
     await queryRunner.query(`
       CREATE TABLE notification_attempts (

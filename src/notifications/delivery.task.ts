@@ -8,6 +8,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Metrics } from '../common/metrics/metrics';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { EventRow, toEventObject } from './event';
@@ -29,6 +30,7 @@ export class DeliveryTask {
     private readonly events: EventsRepository,
     private readonly secrets: NotificationSecrets,
     private readonly client: NotificationHttpClient,
+    private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -39,6 +41,7 @@ export class DeliveryTask {
     if (scheduled && (event.delivery_status !== 'pending' || event.next_slot !== job.slot)) return;
 
     const result = await this.attempt(event, event.notify_url);
+    this.metrics.notificationAttempts.inc({ result: result.delivered ? 'delivered' : 'failed' });
     this.logger.log(
       { event_id: event.id, slot: job.slot ?? 'redelivery', status_code: result.statusCode, error: result.error },
       result.delivered ? 'notification delivered' : 'notification attempt failed',

@@ -1,4 +1,5 @@
-import { Global, Module } from '@nestjs/common';
+import { Global, Module, OnModuleInit } from '@nestjs/common';
+import { Metrics } from '../common/metrics/metrics';
 import { MerchantsModule } from '../merchants/merchants.module';
 import { DeliveryQueue } from './delivery-queue';
 import { DeliveryTask } from './delivery.task';
@@ -31,4 +32,14 @@ import { NotifyUrlPolicy } from './notify-url.policy';
   ],
   exports: [EventRecorder, NotifyUrlPolicy],
 })
-export class NotificationsModule {}
+export class NotificationsModule implements OnModuleInit {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly events: EventsRepository,
+  ) {}
+
+  /** /metrics reports the notification backlog, read at each scrape (docs/operations.md). */
+  onModuleInit(): void {
+    this.metrics.useNotificationBacklog(() => this.events.backlog());
+  }
+}
