@@ -40,7 +40,7 @@ class EventDataSchema {
 /** The notification body, as posted to notify_url. */
 @ApiSchema({
   name: 'Event',
-  description: "A notification: what changed, with the object as its GET returned it then. Deduplicate by id.",
+  description: 'A notification: what changed, with the object as its GET returned it then. Deduplicate by id.',
 })
 export class EventSchema implements EventObject {
   @ApiProperty({ ...EVENT_ID, description: 'Also the webhook-id header, the same on every attempt' })
