@@ -16,6 +16,7 @@ describe('the OpenAPI document as a contract for real traffic', () => {
   let t: TestApp;
   let api: OpenApiContract;
   let key: string;
+  let liveKey: string;
 
   beforeAll(async () => {
     t = await startTestApp(WEBHOOK_ENV);
@@ -30,6 +31,7 @@ describe('the OpenAPI document as a contract for real traffic', () => {
     );
     expect(merchant.status).toBe(201);
     key = merchant.body.data.api_keys.test;
+    liveKey = merchant.body.data.api_keys.live;
   });
   afterAll(() => t.close());
 
@@ -127,6 +129,74 @@ describe('the OpenAPI document as a contract for real traffic', () => {
     );
     expectSuccess(expectConforming(await api.send({ method: 'get', path: '/health' })), 200);
     expectSuccess(expectConforming(await api.send({ method: 'get', path: '/health/ready' })), 200);
+  });
+
+  it('holds for merchant notifications: test helpers, the events API, a redelivery and a secret roll', async () => {
+    const get = async (path: string) => expectConforming(await api.send({ method: 'get', path, headers: keyed() }));
+    const post = async (path: string, headers: Record<string, string> = {}) =>
+      expectConforming(await api.send({ method: 'post', path, headers: keyed(headers) }));
+    const notifyUrl = 'https://merchant.example/kukopay/notify';
+    const order = expectConforming(await createOrder(orderBody({ notify_url: notifyUrl }))).body.data;
+
+    const paid = await post(`/v1/test_helpers/orders/${order.id}/pay`, { 'Idempotency-Key': randomUUID() });
+    expectSuccess(paid, 200);
+    expect(paid.body.data).toMatchObject({ id: order.id, status: 'paid' });
+    expectError(await post(`/v1/test_helpers/orders/${order.id}/pay`), 400, 'order_not_payable', 'id');
+
+    const refund = expectConforming(await createRefund({ order_id: order.id, amount: 1000 })).body.data;
+    expectSuccess(await post(`/v1/test_helpers/refunds/${refund.id}/succeed`), 200);
+    expectError(await post(`/v1/test_helpers/refunds/${refund.id}/fail`), 400, 'refund_not_pending', 'id');
+    const other = expectConforming(await createRefund({ order_id: order.id, amount: 500 })).body.data;
+    const failed = await post(`/v1/test_helpers/refunds/${other.id}/fail`);
+    expectSuccess(failed, 200);
+    expect(failed.body.data.status).toBe('failed');
+
+    const page = await get(`/v1/events?order_id=${order.id}`);
+    expectSuccess(page, 200);
+    expect(page.body.data.map((e: { type: string }) => e.type).sort()).toEqual([
+      'order.paid',
+      'refund.failed',
+      'refund.succeeded',
+    ]);
+    const paidEvent = page.body.data.find((e: { type: string }) => e.type === 'order.paid');
+    expect(paidEvent.data.object).toMatchObject({ id: order.id, object: 'order', status: 'paid' });
+    const refundEvent = page.body.data.find((e: { type: string }) => e.type === 'refund.succeeded');
+    expect(refundEvent.data.object).toMatchObject({ id: refund.id, object: 'refund', status: 'succeeded' });
+    const older = await get(`/v1/events?type=refund.succeeded&limit=1&starting_after=${refundEvent.id}`);
+    expectSuccess(older, 200);
+    expect(older.body.data.map((e: { id: string }) => e.id)).not.toContain(refundEvent.id);
+
+    const event = await get(`/v1/events/${paidEvent.id}`);
+    expectSuccess(event, 200);
+    expect(event.body.data.delivery).toMatchObject({ status: 'pending', attempts: 0, last_attempt: null });
+    const attempts = await get(`/v1/events/${paidEvent.id}/attempts`);
+    expectSuccess(attempts, 200);
+    expect(attempts.body).toMatchObject({ data: [], has_more: false });
+
+    const redeliverKey = randomUUID();
+    const redelivered = await post(`/v1/events/${paidEvent.id}/redeliver`, { 'Idempotency-Key': redeliverKey });
+    expectSuccess(redelivered, 202);
+    expect(redelivered.body.data).toMatchObject({ id: paidEvent.id, delivery: { status: 'pending' } });
+    const replayed = await post(`/v1/events/${paidEvent.id}/redeliver`, { 'Idempotency-Key': redeliverKey });
+    expect(replayed.status).toBe(202);
+    expect(replayed.headers['idempotent-replayed']).toBe('true');
+
+    const silent = expectConforming(await createOrder(orderBody())).body.data;
+    expectSuccess(await post(`/v1/test_helpers/orders/${silent.id}/pay`), 200);
+    const [undeliverable] = (await get(`/v1/events?order_id=${silent.id}`)).body.data;
+    expect(undeliverable.delivery.status).toBe('no_destination');
+    expectError(await post(`/v1/events/${undeliverable.id}/redeliver`), 400, 'event_not_deliverable', 'id');
+    expectError(await get(`/v1/events/evt_${'0'.repeat(32)}`), 404, 'resource_missing', 'id');
+    expectError(await get(`/v1/events/evt_${'0'.repeat(32)}/attempts`), 404, 'resource_missing', 'id');
+    const badType = await api.send({ method: 'get', path: '/v1/events?type=payment.succeeded', headers: keyed() });
+    expectError(expectRefusedByBoth(badType), 400, 'parameter_invalid', 'type');
+
+    const rolled = await post('/v1/account/notification_secret/roll', { 'Idempotency-Key': randomUUID() });
+    expectSuccess(rolled, 200);
+    expect(rolled.body.data).toMatchObject({ object: 'notification_secret', environment: 'test' });
+    const livePay = { method: 'post' as const, path: `/v1/test_helpers/orders/${silent.id}/pay` };
+    const live = expectConforming(await api.send({ ...livePay, headers: { 'X-Api-Key': liveKey } }));
+    expectError(live, 404, 'route_not_found');
   });
 
   describe('every error class', () => {

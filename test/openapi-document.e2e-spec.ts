@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { getMetadataStorage } from 'class-validator';
 import type { Response } from 'supertest';
 import { CreateMerchantDto } from '../src/merchants/dto/create-merchant.dto';
+import { ListEventsQuery } from '../src/notifications/dto/list-events.query';
 import { CreateOrderDto } from '../src/orders/dto/create-order.dto';
 import { ListOrdersQuery } from '../src/orders/dto/list-orders.query';
 import { CreateRefundDto } from '../src/refunds/dto/create-refund.dto';
@@ -27,6 +28,14 @@ const OPERATIONS: Record<string, string> = {
   'GET /v1/refunds/{id}': 'retrieveRefund',
   'GET /v1/orders/{id}/refunds': 'listOrderRefunds',
   'GET /v1/account': 'retrieveAccount',
+  'POST /v1/account/notification_secret/roll': 'rollNotificationSecret',
+  'GET /v1/events': 'listEvents',
+  'GET /v1/events/{id}': 'retrieveEvent',
+  'GET /v1/events/{id}/attempts': 'listEventAttempts',
+  'POST /v1/events/{id}/redeliver': 'redeliverEvent',
+  'POST /v1/test_helpers/orders/{id}/pay': 'payOrder',
+  'POST /v1/test_helpers/refunds/{id}/succeed': 'succeedRefund',
+  'POST /v1/test_helpers/refunds/{id}/fail': 'failRefund',
   'POST /v1/admin/merchants': 'createMerchant',
   'POST /v1/admin/merchants/{id}/api_keys/roll': 'rollApiKey',
   'POST /v1/admin/merchants/{id}/api_keys/revoke': 'revokeApiKeys',
@@ -90,6 +99,10 @@ describe('the OpenAPI document (/docs-json)', () => {
         'CreateOrderDto',
         'CreateRefundDto',
         'CreateMerchantDto',
+        'Event',
+        'EventWithDelivery',
+        'EventAttempt',
+        'NotificationSecret',
       ]),
     );
     const create = document.paths['/v1/orders'].post;
@@ -129,6 +142,26 @@ describe('the OpenAPI document (/docs-json)', () => {
     );
   });
 
+  it('describes the notifications merchants receive: each type under webhooks, its object an Order or Refund', () => {
+    const types = ['order.paid', 'order.closed', 'refund.succeeded', 'refund.failed'];
+    expect(Object.keys(document.webhooks)).toEqual(types);
+    for (const item of Object.values<Json>(document.webhooks)) {
+      expect(item.post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Event' });
+    }
+    const { schemas } = document.components;
+    expect(schemas.Event.properties.type.enum).toEqual(types);
+    expect(schemas.EventData.properties.object.oneOf).toEqual([
+      { $ref: '#/components/schemas/Order' },
+      { $ref: '#/components/schemas/Refund' },
+    ]);
+    const redeliver = document.paths['/v1/events/{id}/redeliver'].post.responses;
+    expect(Object.keys(redeliver)).toContain('202');
+    expect(redeliver['400'].content['application/json'].schema.allOf[1].properties.error.enum).toContain(
+      'event_not_deliverable',
+    );
+    expect(schemas.CreatedMerchant.required).toContain('notification_secrets');
+  });
+
   it('forbids unknown fields and requires exactly one refund target', () => {
     const { schemas } = document.components;
     for (const name of ['CreateOrderDto', 'CreateRefundDto', 'CreateMerchantDto'])
@@ -164,6 +197,7 @@ describe('the OpenAPI document (/docs-json)', () => {
     expect(query('/v1/orders')).toEqual(validated(ListOrdersQuery));
     expect(query('/v1/refunds')).toEqual(validated(FindRefundQuery));
     expect(query('/v1/orders/{id}/refunds')).toEqual(validated(PageQuery));
+    expect(query('/v1/events')).toEqual(validated(ListEventsQuery));
   });
 
   it('has examples that are valid against their schemas', () => {

@@ -51,46 +51,36 @@ export interface RefundListParams extends PageParams {
 }
 
 /*
- * Merchant notifications (events) are not in the document yet: until its Event schemas
- * exist, they are written here around the generated Order and Refund. The union on `type`
- * is what lets `event.type === 'order.paid'` narrow `event.data.object` to an Order, which
- * a schema-generated `type: string` would not; keep it when the schemas arrive, built from them.
+ * Merchant notifications (events). The document types `data.object` as `Order | Refund`
+ * whatever the event's `type` (a `oneOf`), so the generated `Event` cannot narrow. The union
+ * on `type` below is built from the generated schemas and is what lets
+ * `event.type === 'order.paid'` narrow `event.data.object` to an Order.
  */
 
-export type EventType = 'order.paid' | 'order.closed' | 'refund.succeeded' | 'refund.failed';
+type EventSchema = Schemas['Event'];
 
-interface EventBase {
-  id: string;
-  object: 'event';
-  environment: Environment;
-  created_at: string;
-}
+export type EventType = EventSchema['type'];
 
-export interface OrderEvent extends EventBase {
-  type: 'order.paid' | 'order.closed';
-  /** The order exactly as its GET returned it when the event happened. */
-  data: { object: Order };
-}
+/** What every event carries besides its type and object. */
+type EventBase = Omit<EventSchema, 'type' | 'data'>;
+type EventData<T> = Omit<Schemas['EventData'], 'object'> & {
+  /** The order or refund exactly as its GET returned it when the event happened. */
+  object: T;
+};
 
-export interface RefundEvent extends EventBase {
-  type: 'refund.succeeded' | 'refund.failed';
-  data: { object: Refund };
-}
+export type OrderEvent = EventBase & { type: Extract<EventType, `order.${string}`>; data: EventData<Order> };
+export type RefundEvent = EventBase & { type: Extract<EventType, `refund.${string}`>; data: EventData<Refund> };
 
 /** A merchant notification's body; narrow on `type` to get the object's type. */
 export type Event = OrderEvent | RefundEvent;
 
-export interface EventDelivery {
-  status: 'pending' | 'delivered' | 'failed' | 'no_destination';
-  attempts: number;
-  next_attempt_at: string | null;
-  last_attempt: { at: string; status_code: number | null; error: string | null; duration_ms: number } | null;
-}
+export type EventDelivery = Schemas['EventDelivery'];
 
 /** An event as `GET /v1/events/{id}` answers it: the notification plus its delivery state. */
-export type EventWithDelivery = Event & { delivery: EventDelivery };
+export type EventWithDelivery = Event & Omit<Schemas['EventWithDelivery'], keyof EventSchema>;
 
-export interface EventListParams extends PageParams {
-  type?: EventType;
-  order_id?: string;
-}
+/** One delivery attempt (`GET /v1/events/{id}/attempts`). */
+export type EventAttempt = Schemas['EventAttempt'];
+
+/** `type`, `order_id` (its refunds' events included), `limit` and `starting_after`. */
+export type EventListParams = NonNullable<operations['listEvents']['parameters']['query']>;

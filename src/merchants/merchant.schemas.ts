@@ -1,4 +1,5 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { NotificationSecretsSchema } from './notification-secret.schema';
 
 const MERCHANT_ID = { pattern: '^mch_[0-9a-f]{32}$', example: 'mch_3b8f1e0c2d4a5b6c7d8e9f0a1b2c3d4e' };
 const CREATED_AT = { type: 'string', format: 'date-time', example: '2026-09-20T08:00:00.000Z' } as const;
@@ -42,6 +43,9 @@ export class CreatedMerchantSchema {
 
   @ApiProperty({ type: ApiKeysSchema, description: 'Only their hashes are stored: keep them now' })
   api_keys!: ApiKeysSchema;
+
+  @ApiProperty({ type: NotificationSecretsSchema, description: 'They sign notifications: keep them now' })
+  notification_secrets!: NotificationSecretsSchema;
 
   @ApiProperty(CREATED_AT)
   created_at!: string;

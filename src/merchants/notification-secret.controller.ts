@@ -1,13 +1,16 @@
 import { Controller, Post, UseGuards } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard } from './api-key.guard';
 import { Auth, RequestAuth } from '../common/auth/request-auth';
 import { WithStatus } from '../common/http/api-response';
+import { ApiStandardErrors } from '../common/openapi/api-errors.decorator';
+import { ApiData } from '../common/openapi/api-success.decorator';
 import { Idempotent } from '../idempotency/idempotent.decorator';
+import { NotificationSecretSchema } from './notification-secret.schema';
 import { NotificationSecrets } from './notification-secrets.service';
 
+@ApiStandardErrors('api-key')
 @ApiTags('account')
-@ApiSecurity('api-key')
 @Controller('v1/account/notification_secret')
 @UseGuards(ApiKeyGuard)
 export class NotificationSecretController {
@@ -16,6 +19,12 @@ export class NotificationSecretController {
   /** A new secret for the key's environment, shown once; the old one signs beside it for 24 hours. */
   @Post('roll')
   @Idempotent()
+  @ApiOperation({
+    operationId: 'rollNotificationSecret',
+    summary: "Roll the notification secret of the key's environment",
+    description: 'The previous secret keeps signing notifications beside the new one for 24 hours.',
+  })
+  @ApiData(200, NotificationSecretSchema, { description: 'The new secret, shown only in this answer.' })
   async roll(@Auth() auth: RequestAuth) {
     const rolled = await this.secrets.roll(auth);
     return new WithStatus(200, {

@@ -5,24 +5,29 @@
  * fulfilment, state change, notification event). A live key gets 404.
  */
 import { Controller, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Auth, RequestAuth } from '../common/auth/request-auth';
 import { DomainError } from '../common/errors/domain-error';
 import { WithStatus } from '../common/http/api-response';
+import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
+import { ApiData } from '../common/openapi/api-success.decorator';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { ApiKeyGuard } from '../merchants/api-key.guard';
 import { newEventId } from '../notifications/event';
 import { OrderObject } from '../orders/order';
+import { OrderSchema } from '../orders/order.schema';
 import { OrdersService } from '../orders/orders.service';
 import { RefundObject } from '../refunds/refund';
+import { RefundSchema } from '../refunds/refund.schema';
 import { RefundsService } from '../refunds/refunds.service';
 import { WebhookReceiverService } from '../webhooks/webhook-receiver.service';
 
 /** The provider name recorded on the webhook_events rows the helpers create. */
 export const TEST_HELPER_PROVIDER = 'test_helpers';
 
+@ApiStandardErrors('api-key')
 @ApiTags('test_helpers')
-@ApiSecurity('api-key')
+@ApiErrors('resource_missing', 'route_not_found')
 @Controller('v1/test_helpers')
 @UseGuards(ApiKeyGuard)
 export class TestHelpersController {
@@ -35,6 +40,13 @@ export class TestHelpersController {
   /** Pays a pending order: payment.succeeded for its amount and currency. */
   @Post('orders/:id/pay')
   @Idempotent()
+  @ApiOperation({
+    operationId: 'payOrder',
+    summary: 'Pay a pending order as the provider would (test keys only)',
+    description: 'The payment webhook\'s path: fulfilment and order.paid. A live key gets 404 route_not_found.',
+  })
+  @ApiData(200, OrderSchema, { description: 'The paid order.' })
+  @ApiErrors('order_not_payable')
   async pay(@Auth() auth: RequestAuth, @Param('id') id: string) {
     const order = await this.order(auth, id);
     const outcome = await this.provider('payment.succeeded', {
@@ -52,12 +64,26 @@ export class TestHelpersController {
 
   @Post('refunds/:id/succeed')
   @Idempotent()
+  @ApiOperation({
+    operationId: 'succeedRefund',
+    summary: 'Settle a pending refund as succeeded (test keys only)',
+    description: 'The refund webhook\'s path: refund.succeeded. A live key gets 404 route_not_found.',
+  })
+  @ApiData(200, RefundSchema, { description: 'The succeeded refund.' })
+  @ApiErrors('refund_not_pending')
   succeed(@Auth() auth: RequestAuth, @Param('id') id: string) {
     return this.settle(auth, id, 'refund.succeeded', {});
   }
 
   @Post('refunds/:id/fail')
   @Idempotent()
+  @ApiOperation({
+    operationId: 'failRefund',
+    summary: 'Settle a pending refund as failed (test keys only)',
+    description: 'The refund webhook\'s path: refund.failed. A live key gets 404 route_not_found.',
+  })
+  @ApiData(200, RefundSchema, { description: 'The failed refund.' })
+  @ApiErrors('refund_not_pending')
   fail(@Auth() auth: RequestAuth, @Param('id') id: string) {
     return this.settle(auth, id, 'refund.failed', {
       failure_code: 'test_helper',

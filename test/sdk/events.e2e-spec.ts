@@ -2,26 +2,24 @@ import { createServer, IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KukoPay } from '@kukopay/node';
 import { orderBody } from '../support/factories';
+import { NOTIFY_ENV } from '../support/notifications';
 import { ADMIN_TOKEN } from '../support/test-app';
 import { deliverEvent, paymentSucceeded } from '../support/webhooks';
 import { SdkServer, startSdkServer } from './support/sdk-server';
 
 /**
  * events.retrieve / list / redeliver and KukoPay.notifications.verify against the real
- * server. The events API and notification signing are not on this branch yet: set
- * EVENTS_API to true once they are (the unit tests in sdk/test cover the client side
- * meanwhile: routes, the 202 of redeliver, and verify() on bodies signed in the test).
+ * server, which delivers to a receiver on 127.0.0.1 (NOTIFY_ENV: workers on, private
+ * networks allowed); the unit tests in sdk/test cover the client side on scripted answers.
  */
-const EVENTS_API = false;
-
-(EVENTS_API ? describe : describe.skip)('@kukopay/node events and notifications against the real server', () => {
+describe('@kukopay/node events and notifications against the real server', () => {
   let s: SdkServer;
   let kuko: KukoPay;
   let secret: string;
   let receiver: Receiver;
 
   beforeAll(async () => {
-    s = await startSdkServer({ NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true' });
+    s = await startSdkServer(NOTIFY_ENV);
     const created = await s.t
       .http()
       .post('/v1/admin/merchants')
@@ -30,6 +28,7 @@ const EVENTS_API = false;
       .expect(201);
     kuko = s.client({}, created.body.data.api_keys.test);
     secret = created.body.data.notification_secrets.test;
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     receiver = await startReceiver();
   });
   afterAll(async () => {
@@ -86,6 +85,10 @@ const EVENTS_API = false;
     const key = `redeliver-${event.id}`;
     const first = await kuko.events.redeliver(event.id, { idempotencyKey: key });
     expect(first.lastResponse).toMatchObject({ status: 202, idempotentReplayed: false });
+    // The 202's body is the event as it stood when the attempt was queued.
+    expect(first).toMatchObject({ id: event.id, object: 'event', type: 'order.paid', data: event.data });
+    expect(['pending', 'delivered']).toContain(first.delivery.status);
+    expect(first.delivery.attempts).toBeGreaterThanOrEqual(0);
     const again = await receiver.next();
     expect(again.headers['webhook-id']).toBe(event.id);
     const repeat = await kuko.events.redeliver(event.id, { idempotencyKey: key });

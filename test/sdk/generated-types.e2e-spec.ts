@@ -55,7 +55,8 @@ describe('the committed client types', () => {
   it('are where the client takes its resource types from', () => {
     const types = readFileSync(join(ROOT, 'sdk', 'src', 'types.ts'), 'utf8');
     expect(types).toContain("from './generated/openapi.ts'");
-    for (const schema of ['Order', 'Refund', 'Account', 'Error', 'CreateOrderDto', 'CreateRefundDto']) {
+    const schemas = ['Order', 'Refund', 'Account', 'Error', 'CreateOrderDto', 'CreateRefundDto', 'Event', 'EventData'];
+    for (const schema of [...schemas, 'EventDelivery', 'EventWithDelivery', 'EventAttempt']) {
       expect(types).toContain(`Schemas['${schema}']`);
     }
   });

@@ -111,6 +111,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/account/notification_secret/roll": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Roll the notification secret of the key's environment
+         * @description The previous secret keeps signing notifications beside the new one for 24 hours.
+         */
+        post: operations["rollNotificationSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/orders": {
         parameters: {
             query?: never;
@@ -238,8 +258,211 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notification events
+         * @description Newest first; `order_id` also finds the events of the order's refunds.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a notification event and its delivery */
+        get: operations["retrieveEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the delivery attempts of an event */
+        get: operations["listEventAttempts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/events/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Deliver an event once more, now
+         * @description One more attempt outside the schedule, whatever the delivery status; made shortly after the answer.
+         */
+        post: operations["redeliverEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/orders/{id}/pay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pay a pending order as the provider would (test keys only)
+         * @description The payment webhook's path: fulfilment and order.paid. A live key gets 404 route_not_found.
+         */
+        post: operations["payOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/refunds/{id}/succeed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Settle a pending refund as succeeded (test keys only)
+         * @description The refund webhook's path: refund.succeeded. A live key gets 404 route_not_found.
+         */
+        post: operations["succeedRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/test_helpers/refunds/{id}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Settle a pending refund as failed (test keys only)
+         * @description The refund webhook's path: refund.failed. A live key gets 404 route_not_found.
+         */
+        post: operations["failRefund"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "order.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An order was paid */
+        post: operations["notification_order_paid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "order.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An order was closed */
+        post: operations["notification_order_closed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.succeeded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A refund succeeded */
+        post: operations["notification_refund_succeeded"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A refund failed */
+        post: operations["notification_refund_failed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description Every error answer: one object with a machine code and the request id. */
@@ -254,7 +477,7 @@ export interface components {
              * @example resource_missing
              * @enum {string}
              */
-            error: "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "idempotency_error" | "order_not_paid" | "order_not_closable" | "refund_amount_exceeded" | "webhook_signature_invalid" | "api_key_missing" | "api_key_invalid" | "resource_missing" | "route_not_found" | "idempotency_in_progress" | "payload_too_large" | "malformed_request" | "request_timeout" | "headers_too_large" | "rate_limited" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "resource_not_ready" | "webhooks_not_configured";
+            error: "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "idempotency_error" | "order_not_paid" | "order_not_closable" | "refund_amount_exceeded" | "order_not_payable" | "refund_not_pending" | "event_not_deliverable" | "webhook_signature_invalid" | "api_key_missing" | "api_key_invalid" | "resource_missing" | "route_not_found" | "idempotency_in_progress" | "payload_too_large" | "malformed_request" | "request_timeout" | "headers_too_large" | "rate_limited" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "resource_not_ready" | "webhooks_not_configured";
             /**
              * @description Category: tells whether a retry can help
              * @example invalid_request_error
@@ -308,6 +531,12 @@ export interface components {
             /** @example kuko_live_Qm9vay1rZXktZXhhbXBsZS0wMDAyAAAA */
             live: string;
         };
+        NotificationSecrets: {
+            /** @example whsec_a3Vrb3BheS1leGFtcGxlLXNlY3JldC1udW1iZXItMDE= */
+            test: string;
+            /** @example whsec_a3Vrb3BheS1leGFtcGxlLXNlY3JldC1udW1iZXItMDI= */
+            live: string;
+        };
         /** @description A new merchant with its two secret keys, shown once. */
         CreatedMerchant: {
             /** @example mch_3b8f1e0c2d4a5b6c7d8e9f0a1b2c3d4e */
@@ -316,6 +545,8 @@ export interface components {
             name: string;
             /** @description Only their hashes are stored: keep them now */
             api_keys: components["schemas"]["ApiKeys"];
+            /** @description They sign notifications: keep them now */
+            notification_secrets: components["schemas"]["NotificationSecrets"];
             /**
              * Format: date-time
              * @example 2026-09-20T08:00:00.000Z
@@ -411,6 +642,31 @@ export interface components {
              * @enum {string}
              */
             environment: "test" | "live";
+        };
+        /** @description The key's environment's new notification secret, shown once; the previous one signs beside it a day. */
+        NotificationSecret: {
+            /**
+             * @example notification_secret
+             * @enum {string}
+             */
+            object: "notification_secret";
+            /**
+             * @description The API key's environment
+             * @example test
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /**
+             * @description Verify notifications with it (Standard Webhooks)
+             * @example whsec_a3Vrb3BheS1leGFtcGxlLXNlY3JldC1udW1iZXItMDE=
+             */
+            secret: string;
+            /**
+             * Format: date-time
+             * @description Until when the previous secret keeps signing beside this one
+             * @example 2026-09-22T08:00:00.000Z
+             */
+            previous_expires_at: string;
         };
         /** @description An order: what the customer is asked to pay. */
         Order: {
@@ -586,6 +842,8 @@ export interface components {
             out_refund_no?: string;
             /** @example Customer asked */
             reason?: string;
+            /** @description Where this refund's notifications go; default: its order's notify_url */
+            notify_url?: string;
         } & (unknown | unknown);
         /** @description The event was received (and, unless a duplicate, recorded). */
         WebhookReceipt: {
@@ -721,6 +979,152 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        EventData: {
+            /** @description The order (order.*) or refund (refund.*) exactly as its GET returned it when the event happened */
+            object: components["schemas"]["Order"] | components["schemas"]["Refund"];
+        };
+        /** @description A notification: what changed, with the object as its GET returned it then. Deduplicate by id. */
+        Event: {
+            /**
+             * @description Also the webhook-id header, the same on every attempt
+             * @example evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d
+             */
+            id: string;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @example order.paid
+             * @enum {string}
+             */
+            type: "order.paid" | "order.closed" | "refund.succeeded" | "refund.failed";
+            /**
+             * @example test
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /**
+             * Format: date-time
+             * @example 2026-09-21T08:01:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["EventData"];
+        };
+        /** @description The latest attempt to deliver the event. */
+        EventAttemptSummary: {
+            /**
+             * Format: date-time
+             * @example 2026-09-21T08:01:00.120Z
+             */
+            at: string;
+            /**
+             * @description The answer status; null when none came
+             * @example 200
+             */
+            status_code: number | null;
+            /**
+             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url; null when the answer was a 2xx
+             * @example null
+             */
+            error: string | null;
+            /** @example 84 */
+            duration_ms: number;
+        };
+        /** @description Where the delivery of the event stands. */
+        EventDelivery: {
+            /**
+             * @description no_destination: the object had no notify_url, nothing is sent
+             * @example delivered
+             * @enum {string}
+             */
+            status: "pending" | "delivered" | "failed" | "no_destination";
+            /**
+             * @description Attempts made, redeliveries included
+             * @example 1
+             */
+            attempts: number;
+            /**
+             * Format: date-time
+             * @description When the next scheduled attempt is due
+             * @example null
+             */
+            next_attempt_at: string | null;
+            /** @description null before the first attempt */
+            last_attempt: components["schemas"]["EventAttemptSummary"] | null;
+        };
+        /** @description A notification event and where its delivery stands. */
+        EventWithDelivery: {
+            /**
+             * @description Also the webhook-id header, the same on every attempt
+             * @example evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d
+             */
+            id: string;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @example order.paid
+             * @enum {string}
+             */
+            type: "order.paid" | "order.closed" | "refund.succeeded" | "refund.failed";
+            /**
+             * @example test
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /**
+             * Format: date-time
+             * @example 2026-09-21T08:01:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["EventData"];
+            delivery: components["schemas"]["EventDelivery"];
+        };
+        /** @description One attempt to deliver an event, scheduled or asked for. */
+        EventAttempt: {
+            /**
+             * @example notification_attempt
+             * @enum {string}
+             */
+            object: "notification_attempt";
+            /**
+             * Format: date-time
+             * @example 2026-09-21T08:01:00.120Z
+             */
+            at: string;
+            /**
+             * @description Where it was posted
+             * @example https://merchant.example/kukopay/notify
+             */
+            url: string;
+            /**
+             * @description redelivery: asked for with POST /v1/events/{id}/redeliver
+             * @example scheduled
+             * @enum {string}
+             */
+            kind: "scheduled" | "redelivery";
+            /**
+             * @description The answer status; null when none came
+             * @example 200
+             */
+            status_code: number | null;
+            /**
+             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url; null when the answer was a 2xx
+             * @example null
+             */
+            error: string | null;
+            /** @example 84 */
+            duration_ms: number;
+            /**
+             * @description The first 1 KiB of the answer
+             * @example ok
+             */
+            response_body: string | null;
         };
     };
     responses: never;
@@ -1345,6 +1749,179 @@ export interface operations {
                         error?: "resource_missing" | "route_not_found";
                         /** @enum {string} */
                         type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 413;
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 415;
+                        /** @enum {string} */
+                        error?: "unsupported_media_type";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 429;
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                        /** @enum {string} */
+                        type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 500;
+                        /** @enum {string} */
+                        error?: "internal_error";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+            /** @description `service_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 503;
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+        };
+    };
+    rollNotificationSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new secret, shown only in this answer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["NotificationSecret"];
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `parameter_invalid` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "parameter_invalid";
+                        /** @enum {string} */
+                        type?: "idempotency_error" | "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `api_key_invalid`, `api_key_missing` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 401;
+                        /** @enum {string} */
+                        error?: "api_key_invalid" | "api_key_missing";
+                        /** @enum {string} */
+                        type?: "authentication_error";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 409;
+                        /** @enum {string} */
+                        error?: "idempotency_in_progress";
+                        /** @enum {string} */
+                        type?: "idempotency_error";
                     };
                 };
             };
@@ -3007,6 +3584,1303 @@ export interface operations {
                         type?: "api_error";
                     };
                 };
+            };
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The last id of the previous page: list the objects created before it */
+                starting_after?: string;
+                type?: "order.paid" | "order.closed" | "refund.succeeded" | "refund.failed";
+                /** @description The order's events, its refunds' included */
+                order_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events, newest first, with their delivery. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventWithDelivery"][];
+                        /** @description Whether older objects follow: pass the last id as starting_after */
+                        has_more: boolean;
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `parameter_invalid`, `parameter_unknown` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "parameter_invalid" | "parameter_unknown";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `api_key_invalid`, `api_key_missing` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 401;
+                        /** @enum {string} */
+                        error?: "api_key_invalid" | "api_key_missing";
+                        /** @enum {string} */
+                        type?: "authentication_error";
+                    };
+                };
+            };
+            /** @description `resource_missing` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 404;
+                        /** @enum {string} */
+                        error?: "resource_missing";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 429;
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                        /** @enum {string} */
+                        type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 500;
+                        /** @enum {string} */
+                        error?: "internal_error";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+            /** @description `service_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 503;
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+        };
+    };
+    retrieveEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event and where its delivery stands. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventWithDelivery"];
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `parameter_invalid` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "parameter_invalid";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `api_key_invalid`, `api_key_missing` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 401;
+                        /** @enum {string} */
+                        error?: "api_key_invalid" | "api_key_missing";
+                        /** @enum {string} */
+                        type?: "authentication_error";
+                    };
+                };
+            };
+            /** @description `resource_missing` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 404;
+                        /** @enum {string} */
+                        error?: "resource_missing";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 429;
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                        /** @enum {string} */
+                        type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 500;
+                        /** @enum {string} */
+                        error?: "internal_error";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+            /** @description `service_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 503;
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+        };
+    };
+    listEventAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every attempt, oldest first, on one page (has_more is false). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventAttempt"][];
+                        /** @description Whether older objects follow: pass the last id as starting_after */
+                        has_more: boolean;
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `parameter_invalid` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "parameter_invalid";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `api_key_invalid`, `api_key_missing` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 401;
+                        /** @enum {string} */
+                        error?: "api_key_invalid" | "api_key_missing";
+                        /** @enum {string} */
+                        type?: "authentication_error";
+                    };
+                };
+            };
+            /** @description `resource_missing` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 404;
+                        /** @enum {string} */
+                        error?: "resource_missing";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 429;
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                        /** @enum {string} */
+                        type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 500;
+                        /** @enum {string} */
+                        error?: "internal_error";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+            /** @description `service_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 503;
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+        };
+    };
+    redeliverEvent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Queued; the event as it stood before the new attempt. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["EventWithDelivery"];
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `event_not_deliverable`, `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `parameter_invalid` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "event_not_deliverable" | "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "parameter_invalid";
+                        /** @enum {string} */
+                        type?: "idempotency_error" | "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `api_key_invalid`, `api_key_missing` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 401;
+                        /** @enum {string} */
+                        error?: "api_key_invalid" | "api_key_missing";
+                        /** @enum {string} */
+                        type?: "authentication_error";
+                    };
+                };
+            };
+            /** @description `resource_missing` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 404;
+                        /** @enum {string} */
+                        error?: "resource_missing";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 409;
+                        /** @enum {string} */
+                        error?: "idempotency_in_progress";
+                        /** @enum {string} */
+                        type?: "idempotency_error";
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 413;
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 415;
+                        /** @enum {string} */
+                        error?: "unsupported_media_type";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 429;
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                        /** @enum {string} */
+                        type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 500;
+                        /** @enum {string} */
+                        error?: "internal_error";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+            /** @description `service_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 503;
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+        };
+    };
+    payOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The paid order. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Order"];
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `order_not_payable`, `parameter_invalid` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "order_not_payable" | "parameter_invalid";
+                        /** @enum {string} */
+                        type?: "idempotency_error" | "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `api_key_invalid`, `api_key_missing` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 401;
+                        /** @enum {string} */
+                        error?: "api_key_invalid" | "api_key_missing";
+                        /** @enum {string} */
+                        type?: "authentication_error";
+                    };
+                };
+            };
+            /** @description `resource_missing`, `route_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 404;
+                        /** @enum {string} */
+                        error?: "resource_missing" | "route_not_found";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 409;
+                        /** @enum {string} */
+                        error?: "idempotency_in_progress";
+                        /** @enum {string} */
+                        type?: "idempotency_error";
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 413;
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 415;
+                        /** @enum {string} */
+                        error?: "unsupported_media_type";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 429;
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                        /** @enum {string} */
+                        type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 500;
+                        /** @enum {string} */
+                        error?: "internal_error";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+            /** @description `service_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 503;
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+        };
+    };
+    succeedRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The succeeded refund. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `parameter_invalid`, `refund_not_pending` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "parameter_invalid" | "refund_not_pending";
+                        /** @enum {string} */
+                        type?: "idempotency_error" | "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `api_key_invalid`, `api_key_missing` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 401;
+                        /** @enum {string} */
+                        error?: "api_key_invalid" | "api_key_missing";
+                        /** @enum {string} */
+                        type?: "authentication_error";
+                    };
+                };
+            };
+            /** @description `resource_missing`, `route_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 404;
+                        /** @enum {string} */
+                        error?: "resource_missing" | "route_not_found";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 409;
+                        /** @enum {string} */
+                        error?: "idempotency_in_progress";
+                        /** @enum {string} */
+                        type?: "idempotency_error";
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 413;
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 415;
+                        /** @enum {string} */
+                        error?: "unsupported_media_type";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 429;
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                        /** @enum {string} */
+                        type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 500;
+                        /** @enum {string} */
+                        error?: "internal_error";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+            /** @description `service_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 503;
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+        };
+    };
+    failRefund: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The failed refund. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Refund"];
+                        request_id: string;
+                    };
+                };
+            };
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `parameter_invalid`, `refund_not_pending` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "parameter_invalid" | "refund_not_pending";
+                        /** @enum {string} */
+                        type?: "idempotency_error" | "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `api_key_invalid`, `api_key_missing` */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 401;
+                        /** @enum {string} */
+                        error?: "api_key_invalid" | "api_key_missing";
+                        /** @enum {string} */
+                        type?: "authentication_error";
+                    };
+                };
+            };
+            /** @description `resource_missing`, `route_not_found` */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Present on an answer replayed from the Idempotency-Key store: nothing executed again. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 404;
+                        /** @enum {string} */
+                        error?: "resource_missing" | "route_not_found";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `idempotency_in_progress` */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 409;
+                        /** @enum {string} */
+                        error?: "idempotency_in_progress";
+                        /** @enum {string} */
+                        type?: "idempotency_error";
+                    };
+                };
+            };
+            /** @description `payload_too_large` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 413;
+                        /** @enum {string} */
+                        error?: "payload_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `unsupported_media_type` */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 415;
+                        /** @enum {string} */
+                        error?: "unsupported_media_type";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `rate_limited` */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 429;
+                        /** @enum {string} */
+                        error?: "rate_limited";
+                        /** @enum {string} */
+                        type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `internal_error` */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 500;
+                        /** @enum {string} */
+                        error?: "internal_error";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+            /** @description `service_unavailable` */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 503;
+                        /** @enum {string} */
+                        error?: "service_unavailable";
+                        /** @enum {string} */
+                        type?: "api_error";
+                    };
+                };
+            };
+        };
+    };
+    notification_order_paid: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every attempt: deduplicate on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> with your notification secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within the timeout marks the event delivered; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    notification_order_closed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every attempt: deduplicate on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> with your notification secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within the timeout marks the event delivered; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    notification_refund_succeeded: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every attempt: deduplicate on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> with your notification secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within the timeout marks the event delivered; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    notification_refund_failed: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id, the same on every attempt: deduplicate on it */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt */
+                "webhook-timestamp": string;
+                /** @description v1,<base64 HMAC-SHA256> with your notification secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Event"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within the timeout marks the event delivered; anything else is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

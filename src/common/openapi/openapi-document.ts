@@ -39,10 +39,13 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     )
     .addTag('orders', 'Create, find, list and close orders')
     .addTag('refunds', 'Partial or full refunds of paid orders')
+    .addTag('events', 'Merchant notifications sent to notify_url, and their delivery')
     .addTag('account', 'Who an API key belongs to')
     .addTag('admin', 'Merchants (ADMIN_TOKEN)')
     .addTag('webhooks', "The payment provider's signed events")
     .addTag('health', 'Liveness and readiness')
+    .addTag('test_helpers', 'Sandbox: settle orders and refunds as the provider would (test keys only)')
+    .addTag('notifications', 'What your notify_url receives (the webhooks of this document)')
     .build();
   const document = SwaggerModule.createDocument(app, config, {
     extraModels: [ErrorSchema],

@@ -9,7 +9,7 @@ export class ListEventsQuery extends PageQuery {
   @IsIn(EVENT_TYPES, { message: `type must be one of ${EVENT_TYPES.join(', ')}` })
   type?: EventType;
 
-  @ApiPropertyOptional({ description: "The order's events, its refunds' included" })
+  @ApiPropertyOptional({ description: "The order's events, its refunds' included", pattern: '^ord_[0-9a-f]{32}$' })
   @IsOptional()
   @IsString()
   @Matches(/^ord_[0-9a-f]{32}$/, { message: 'order_id must be an order id (ord_…)' })
