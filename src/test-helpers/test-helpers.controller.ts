@@ -43,7 +43,7 @@ export class TestHelpersController {
   @ApiOperation({
     operationId: 'payOrder',
     summary: 'Pay a pending order as the provider would (test keys only)',
-    description: 'The payment webhook\'s path: fulfilment and order.paid. A live key gets 404 route_not_found.',
+    description: "The payment webhook's path: fulfilment and order.paid. A live key gets 404 route_not_found.",
   })
   @ApiData(200, OrderSchema, { description: 'The paid order.' })
   @ApiErrors('order_not_payable')
@@ -67,7 +67,7 @@ export class TestHelpersController {
   @ApiOperation({
     operationId: 'succeedRefund',
     summary: 'Settle a pending refund as succeeded (test keys only)',
-    description: 'The refund webhook\'s path: refund.succeeded. A live key gets 404 route_not_found.',
+    description: "The refund webhook's path: refund.succeeded. A live key gets 404 route_not_found.",
   })
   @ApiData(200, RefundSchema, { description: 'The succeeded refund.' })
   @ApiErrors('refund_not_pending')
@@ -80,7 +80,7 @@ export class TestHelpersController {
   @ApiOperation({
     operationId: 'failRefund',
     summary: 'Settle a pending refund as failed (test keys only)',
-    description: 'The refund webhook\'s path: refund.failed. A live key gets 404 route_not_found.',
+    description: "The refund webhook's path: refund.failed. A live key gets 404 route_not_found.",
   })
   @ApiData(200, RefundSchema, { description: 'The failed refund.' })
   @ApiErrors('refund_not_pending')
