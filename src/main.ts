@@ -50,7 +50,7 @@ async function main(): Promise<void> {
     port,
     databaseUrl: database.url,
     embedded: embedded !== null,
-    notifications: notificationsStatus(),
+    notifications: notificationsStatus(config),
   });
   const url = summary.fields.url as string;
   if (demo) {

@@ -37,7 +37,13 @@ describe('logs an operator can read (docs/operations.md)', () => {
     // A password in the URL (ignored by a trust server, real for the embedded one) must never be printed.
     const url = new URL(t.db.url);
     if (!url.password) url.password = 'not-a-real-password-42';
-    const env = { ...WEBHOOK_ENV, DATABASE_URL: url.toString(), ADMIN_TOKEN: ADMIN, HOST: '127.0.0.1' };
+    const env = {
+      ...WEBHOOK_ENV,
+      DATABASE_URL: url.toString(),
+      ADMIN_TOKEN: ADMIN,
+      HOST: '127.0.0.1',
+      NOTIFY_WORKERS: 'off',
+    };
     const server = await startServerProcess(env);
     let restore: (() => Promise<void>) | null = null;
     try {
@@ -65,7 +71,7 @@ describe('logs an operator can read (docs/operations.md)', () => {
       });
       expect(summaries[0].msg).toContain(`bound to 127.0.0.1:${new URL(server.url).port}`);
       expect(summaries[0].msg).toContain('webhooks: kukopay (test+live)');
-      expect(summaries[0].msg).toContain('notifications: not delivering');
+      expect(summaries[0].msg).toContain('notifications: not delivering (NOTIFY_WORKERS=off');
       expect(server.stdout.join('\n')).not.toContain(url.password);
 
       const completed = (status: number) =>

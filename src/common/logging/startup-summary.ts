@@ -7,12 +7,12 @@ export interface NotificationsStatus {
   detail: string;
 }
 
-/**
- * Today's answer: merchant notifications are not part of this build. The notifications
- * module replaces this with its own (e.g. `NOTIFY_WORKERS=off` → not delivering).
- */
-export function notificationsStatus(): NotificationsStatus {
-  return { delivering: false, detail: 'not part of this build' };
+/** Whether this instance's workers deliver merchant notifications (NOTIFY_WORKERS). */
+export function notificationsStatus(config: AppConfig): NotificationsStatus {
+  const { workers, concurrency } = config.notifications;
+  return workers
+    ? { delivering: true, detail: `${concurrency} attempts at a time` }
+    : { delivering: false, detail: 'NOTIFY_WORKERS=off: another instance or npm run worker must deliver' };
 }
 
 export interface StartupFacts {
