@@ -11,7 +11,7 @@
  * simple-query message), which is where a keyed write saves most of its time
  * (docs/decisions.md).
  */
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { PoolClient, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
@@ -61,7 +61,6 @@ export interface PoolStats {
   /** Requests waiting for a connection or a transaction slot. */
   waiting: number;
 }
-const DEFAULT_OPTIONS: DbOptions = { mode: 'session', poolSize: 20 };
 
 /** What runs on one connection: a transaction, or a session such as the purge's. */
 export interface Connection {
@@ -96,7 +95,7 @@ export class Db implements Connection {
 
   constructor(
     private readonly dataSource: DataSource,
-    @Optional() @Inject(DB_OPTIONS) options: DbOptions = DEFAULT_OPTIONS,
+    @Inject(DB_OPTIONS) options: DbOptions,
   ) {
     this.mode = options.mode;
     this.size = options.poolSize;
@@ -107,16 +106,16 @@ export class Db implements Connection {
         : [];
   }
 
-  async rows<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T[]> {
+  rows<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T[]> {
     const open = this.current.getStore();
-    if (open) return run<T>(open.client, this.forPool(sql), params);
-    return this.withConnection((client) => run<T>(client, this.forPool(sql), params));
+    if (open) return this.on(open.client).rows<T>(sql, params);
+    return this.withConnection((client) => this.on(client).rows<T>(sql, params));
   }
 
-  async execute(sql: Sql, params: unknown[] = []): Promise<number> {
+  execute(sql: Sql, params: unknown[] = []): Promise<number> {
     const open = this.current.getStore();
-    const count = (client: PoolClient) => client.query(toQuery(this.forPool(sql), params)).then((r) => r.rowCount ?? 0);
-    return open ? count(open.client) : this.withConnection(count);
+    if (open) return this.on(open.client).execute(sql, params);
+    return this.withConnection((client) => this.on(client).execute(sql, params));
   }
 
   async one<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T | null> {
@@ -180,10 +179,7 @@ export class Db implements Connection {
   session<T>(fn: (connection: Connection) => Promise<T>, options: { discardIf?: () => boolean } = {}): Promise<T> {
     return this.withConnection(async (client, discard) => {
       try {
-        return await fn({
-          rows: (sql, params = []) => run(client, this.forPool(sql), params),
-          execute: async (sql, params = []) => (await client.query(toQuery(this.forPool(sql), params))).rowCount ?? 0,
-        });
+        return await fn(this.on(client));
       } finally {
         if (options.discardIf?.()) discard();
       }
@@ -210,9 +206,20 @@ export class Db implements Connection {
     return invocation(statement, values, this.mode);
   }
 
-  /** Behind a transaction pooler no statement may be prepared, not even by the protocol. */
-  private forPool(sql: Sql): Sql {
-    return this.mode === 'transaction' && typeof sql !== 'string' ? sql.text : sql;
+  /**
+   * Statements on one connection. Behind a transaction pooler no statement may be
+   * prepared, not even by the protocol, so named statements are sent unnamed there.
+   */
+  private on(client: PoolClient): Connection {
+    const query = (sql: Sql, params: unknown[]) => {
+      const text = this.mode === 'transaction' && typeof sql !== 'string' ? sql.text : sql;
+      const config = typeof text === 'string' ? { text, values: params } : { ...text, values: params };
+      return client.query(config) as Promise<QueryResult>;
+    };
+    return {
+      rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
+      execute: async (sql: Sql, params: unknown[] = []) => (await query(sql, params)).rowCount ?? 0,
+    };
   }
 
   /** Queues statements (escaped, without parameters) to run just before COMMIT. */
@@ -270,14 +277,6 @@ export function invocation(statement: BatchedStatement, values: readonly Literal
     const position = Number(index) - 1;
     return `${literals[position]}::${statement.types[position]}`;
   });
-}
-
-async function run<T>(client: PoolClient, sql: Sql, params: unknown[]): Promise<T[]> {
-  return ((await client.query(toQuery(sql, params))) as QueryResult).rows as T[];
-}
-
-function toQuery(sql: Sql, params: unknown[]) {
-  return typeof sql === 'string' ? { text: sql, values: params } : { ...sql, values: params };
 }
 
 /** Several statements in one simple-query message: one round trip, rows per statement. */

@@ -73,7 +73,7 @@ const LOCK_BY_ID: NamedStatement = {
 };
 const MARK_PAID: NamedStatement = {
   name: 'kuko_mark_order_paid',
-  text: `UPDATE orders SET status = 'paid', paid_at = now() WHERE id = $1`,
+  text: `UPDATE orders SET status = 'paid', paid_at = now() WHERE id = $1 RETURNING ${ORDER_COLUMNS}`,
 };
 
 /** The orders table. */
@@ -157,8 +157,9 @@ export class OrdersRepository {
     );
   }
 
-  async markPaid(id: string): Promise<void> {
-    await this.db.rows(MARK_PAID, [id]);
+  /** The paid order, as its GET now shows it (for its event). */
+  async markPaid(id: string): Promise<OrderRow> {
+    return (await this.db.one<OrderRow>(MARK_PAID, [id]))!;
   }
 
   /**

@@ -57,7 +57,7 @@ export class PaymentEventsHandler implements WebhookEventHandler {
       );
       return outcome(order, 'rejected', `payment of ${got} does not match the order's ${expected}`);
     }
-    await this.orders.markPaid(order.id);
+    const paid = await this.orders.markPaid(order.id);
     await this.fulfillments.insertOnce({
       id: newId('ful'),
       merchantId: order.merchant_id,
@@ -67,11 +67,7 @@ export class PaymentEventsHandler implements WebhookEventHandler {
       eventId: event.id,
       providerPaymentId: payment.paymentId,
     });
-    const paid = await this.orders.findById(
-      { merchantId: order.merchant_id, environment: order.environment },
-      order.id,
-    );
-    await this.events.record('order.paid', orderChange(paid!));
+    await this.events.record('order.paid', orderChange(paid));
     return outcome(order, 'processed', null);
   }
 

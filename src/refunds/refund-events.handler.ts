@@ -36,20 +36,14 @@ export class RefundEventsHandler implements WebhookEventHandler {
     if (refund.status !== 'pending') return outcome('ignored', `refund is already ${refund.status}`);
 
     if (event.type === 'refund.succeeded') {
-      await this.refunds.markSucceeded(refund.id);
-      await this.recordSettled('refund.succeeded', refund.id);
+      await this.events.record('refund.succeeded', refundChange(await this.refunds.markSucceeded(refund.id)));
       return outcome('processed', null);
     }
     const code = optionalString(event, 'failure_code');
-    await this.refunds.markFailed(refund.id, code, optionalString(event, 'failure_message'));
+    const failed = await this.refunds.markFailed(refund.id, code, optionalString(event, 'failure_message'));
     await this.orders.applyRefundDelta(refund.order_id, -money(refund.amount));
-    await this.recordSettled('refund.failed', refund.id);
+    await this.events.record('refund.failed', refundChange(failed));
     return outcome('processed', `refund failed (${code ?? 'unknown'}); its amount is refundable again`);
-  }
-
-  private async recordSettled(type: 'refund.succeeded' | 'refund.failed', refundId: string): Promise<void> {
-    const settled = await this.refunds.findForEvent(refundId);
-    await this.events.record(type, refundChange(settled!));
   }
 
   /** Locks the refund's order, then the refund, or asks the provider to retry. */

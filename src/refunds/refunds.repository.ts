@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Environment } from '../domain/environment';
-import { Db, NamedStatement } from '../database/db';
+import { Db } from '../database/db';
 import { keysetRows, KeysetRows } from '../database/keyset-page';
 import type { OrderScope } from '../orders/orders.repository';
 
@@ -45,12 +45,11 @@ export interface SettlingRefund {
 const REFUND_COLUMNS = `id, merchant_id, environment, order_id, out_refund_no, amount, currency, status, reason,
   created_at, succeeded_at, failed_at`;
 
-const FIND_FOR_EVENT: NamedStatement = {
-  name: 'kuko_refund_for_event',
-  text: `SELECT ${REFUND_COLUMNS},
-                coalesce(notify_url, (SELECT o.notify_url FROM orders o WHERE o.id = refunds.order_id)) AS destination
-           FROM refunds WHERE id = $1`,
-};
+/** A settled refund as its GET shows it, and where its events go: its own notify_url, else its order's. */
+const SETTLED_RETURNING = `RETURNING ${REFUND_COLUMNS},
+  coalesce(notify_url, (SELECT o.notify_url FROM orders o WHERE o.id = refunds.order_id)) AS destination`;
+
+export type SettledRefund = RefundRow & { destination: string | null };
 
 /** The refunds table. */
 @Injectable()
@@ -109,11 +108,6 @@ export class RefundsRepository {
     });
   }
 
-  /** A refund with where its events go: its own notify_url, else its order's. */
-  findForEvent(refundId: string): Promise<(RefundRow & { destination: string | null }) | null> {
-    return this.db.one(FIND_FOR_EVENT, [refundId]);
-  }
-
   /** The order a refund belongs to, read without a lock (to lock the order first). */
   async orderIdOf(refundId: string): Promise<string | null> {
     const row = await this.db.one<{ order_id: string }>('SELECT order_id FROM refunds WHERE id = $1', [refundId]);
@@ -128,15 +122,20 @@ export class RefundsRepository {
     );
   }
 
-  async markSucceeded(refundId: string): Promise<void> {
-    await this.db.rows(`UPDATE refunds SET status = 'succeeded', succeeded_at = now() WHERE id = $1`, [refundId]);
+  async markSucceeded(refundId: string): Promise<SettledRefund> {
+    const row = await this.db.one<SettledRefund>(
+      `UPDATE refunds SET status = 'succeeded', succeeded_at = now() WHERE id = $1 ${SETTLED_RETURNING}`,
+      [refundId],
+    );
+    return row!;
   }
 
-  async markFailed(refundId: string, code: string | null, message: string | null): Promise<void> {
-    await this.db.rows(
+  async markFailed(refundId: string, code: string | null, message: string | null): Promise<SettledRefund> {
+    const row = await this.db.one<SettledRefund>(
       `UPDATE refunds SET status = 'failed', failed_at = now(), failure_code = $2, failure_message = $3
-        WHERE id = $1`,
+        WHERE id = $1 ${SETTLED_RETURNING}`,
       [refundId, code, message],
     );
+    return row!;
   }
 }
