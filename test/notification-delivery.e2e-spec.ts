@@ -126,6 +126,28 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     }
   });
 
+  it('records an answer holding NUL bytes once, without them, and is delivered (no resend)', async () => {
+    const { createServer } = await import('node:http');
+    let posts = 0;
+    const server = createServer((request, response) => {
+      posts += 1;
+      request.resume();
+      request.on('end', () => response.writeHead(200).end('ok\u0000binary\u0000'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const event = await paidEvent({ url: `http://127.0.0.1:${port}/notify` } as Receiver);
+      expect(event.delivery_status).toBe('delivered');
+      const recorded = await attempts(event.id);
+      expect(recorded.map((attempt) => attempt.response_body)).toEqual(['okbinary']);
+      expect(posts).toBe(1);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   it('stores secrets encrypted under ENCRYPTION_KEY', async () => {
     const { rows } = await t.db.pool.query('SELECT secret FROM notification_secrets WHERE merchant_id = $1', [
       merchant.id,

@@ -124,6 +124,12 @@ describe('loadConfig', () => {
     expect(config.webhookSecrets.get('kukopay')).toHaveLength(2);
   });
 
+  it('refuses transaction pooling without a direct URL for migrations and the queue', () => {
+    expect(() => loadConfig({ DATABASE_POOL_MODE: 'transaction', DATABASE_URL: 'postgres://pgbouncer/db' })).toThrow(
+      /^Invalid configuration: DATABASE_DIRECT_URL must be set when DATABASE_POOL_MODE=transaction/,
+    );
+  });
+
   it('switches the purge schedule off', () => {
     expect(loadConfig({ IDEMPOTENCY_PURGE_CRON: 'off' }).idempotencyPurgeCron).toBeNull();
   });

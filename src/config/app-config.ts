@@ -58,6 +58,15 @@ type Env = Record<string, string | undefined>;
 
 /** `stdoutIsTty`: whether a person is likely reading the logs (pretty by default under npm start). */
 export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.isTTY === true): AppConfig {
+  const config = readConfig(env, stdoutIsTty);
+  if (config.databasePoolMode === 'transaction' && config.databaseDirectUrl === null) {
+    // Behind a transaction pooler there is no session for migrations or the queue's LISTEN.
+    throw new ConfigError('DATABASE_DIRECT_URL', 'must be set when DATABASE_POOL_MODE=transaction');
+  }
+  return config;
+}
+
+function readConfig(env: Env, stdoutIsTty: boolean): AppConfig {
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),

@@ -9,6 +9,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Metrics } from '../common/metrics/metrics';
+import { isDatabaseUnavailable } from '../database/pg-errors';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { EventRow, toEventObject } from './event';
@@ -62,7 +63,8 @@ export class DeliveryTask {
       try {
         return await record();
       } catch (error) {
-        if (attempt >= PERSIST_ATTEMPTS) throw error;
+        // Only an outage is worth waiting for; any other error would fail every time.
+        if (attempt >= PERSIST_ATTEMPTS || !isDatabaseUnavailable(error)) throw error;
         this.logger.warn(`recording a notification attempt failed (${(error as Error).message}); retrying`);
         await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
       }

@@ -100,7 +100,9 @@ export class NotificationHttpClient {
           settled = true;
           clearTimeout(timer);
           const status = response.statusCode ?? 0;
-          const kept = Buffer.concat(chunks).subarray(0, KEEP_LIMIT).toString('utf8');
+          // Kept as text: NUL, which PostgreSQL text cannot hold, is dropped, so that no
+          // answer can make its own attempt unrecordable (and so sent again and again).
+          const kept = Buffer.concat(chunks).subarray(0, KEEP_LIMIT).toString('utf8').replaceAll('\u0000', '');
           const ok = status >= 200 && status < 300;
           resolve(finish({ statusCode: status, error: ok ? null : 'unexpected_status', responseBody: kept }));
         };
