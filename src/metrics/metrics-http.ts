@@ -1,8 +1,7 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Counter, Histogram } from 'prom-client';
 import type { AuthFailureLimiter } from '../common/auth/auth-failure-limiter';
-import { DomainError } from '../common/errors/domain-error';
+import { BearerToken } from '../common/auth/bearer-token';
 import { toErrorResponse } from '../common/errors/error-response';
 import { sendApiResponse } from '../common/http/send';
 import type { Metrics } from '../common/metrics/metrics';
@@ -59,23 +58,13 @@ export function serveMetrics(
   token: string | null,
   limiter: AuthFailureLimiter,
 ): void {
-  const expected = token === null ? null : digest(token);
+  const bearer = token === null ? null : new BearerToken(token, 'metrics token');
   fastify.get('/metrics', async (request: FastifyRequest, reply: FastifyReply) => {
-    if (expected) {
-      const header = request.headers.authorization;
-      const match = header ? /^Bearer (.+)$/.exec(header) : null;
-      if (!match || !timingSafeEqual(digest(match[1]), expected)) {
-        const refusal = header
-          ? new DomainError('api_key_invalid', 'The metrics token is not valid.', 'Authorization')
-          : new DomainError('api_key_missing', 'Send the token as Authorization: Bearer <token>.', 'Authorization');
-        return sendApiResponse(reply, toErrorResponse(limiter.refuse(request, refusal, 'metrics_token'), request.id));
-      }
+    const refusal = bearer?.refusal(request.headers.authorization);
+    if (refusal) {
+      return sendApiResponse(reply, toErrorResponse(limiter.refuse(request, refusal, 'metrics_token'), request.id));
     }
     const text = await metrics.registry.metrics();
     return reply.header('Content-Type', metrics.registry.contentType).send(text);
   });
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }

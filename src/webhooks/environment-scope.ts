@@ -17,12 +17,15 @@ export async function applyWithinEnvironments(
   if (ENVIRONMENTS.every((environment) => environments.has(environment))) return apply();
   await db.rows('SAVEPOINT webhook_environment');
   const outcome = await apply();
-  if (outcome.environment === undefined || environments.has(outcome.environment)) return outcome;
+  if (outcome.environment !== undefined && environments.has(outcome.environment)) return outcome;
+  // Nothing touched (an unknown type, an event ignored before any object was found) is fine;
+  // a change whose environment the handler did not report cannot be allowed.
+  if (outcome.environment === undefined && outcome.status === 'ignored') return outcome;
   await db.rows('ROLLBACK TO SAVEPOINT webhook_environment');
   const signedFor = [...environments].join(' and ');
   return {
     ...outcome,
     status: 'rejected',
-    reason: `the event is signed with a ${signedFor} secret only and may not touch a ${outcome.environment} object`,
+    reason: `the event is signed with a ${signedFor} secret only and may not touch a ${outcome.environment ?? 'unknown'} object`,
   };
 }

@@ -12,7 +12,7 @@ declare module 'fastify' {
 }
 
 export function addLogFields(request: FastifyRequest, fields: RequestLogFields): void {
-  request.logFields = { ...request.logFields, ...fields };
+  Object.assign((request.logFields ??= {}), fields);
 }
 
 /**

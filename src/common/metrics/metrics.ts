@@ -113,7 +113,8 @@ export class Metrics {
    * The extension point for merchant notifications (docs/operations.md): their module
    * calls this once with a function that reads the backlog (pending count and the age of
    * the oldest pending event), run at each scrape; and it counts attempts with
-   * `notificationAttempts.inc({ result })`. Until then these gauges are absent.
+   * `notificationAttempts.inc({ result })`. Until it is called the gauges do not exist (an
+   * instance without the notifications module, such as a unit test's).
    */
   useNotificationBacklog(source: NotificationBacklogSource): void {
     const read = onePerScrape(source);

@@ -1,0 +1,34 @@
+import { timingSafeEqual } from 'node:crypto';
+import { DomainError } from '../errors/domain-error';
+import { sha256 } from '../hash';
+
+/**
+ * A configured `Authorization: Bearer <token>` (the admin token, the metrics token),
+ * checked in one way for all: compared as SHA-256 digests, which have one length, so the
+ * comparison takes the same time whatever was sent.
+ */
+export class BearerToken {
+  private readonly expected: Buffer;
+
+  /** `what` names the token in the refusal, e.g. "admin token". */
+  constructor(
+    token: string,
+    private readonly what: string,
+  ) {
+    this.expected = sha256(token);
+  }
+
+  /** null when the header carries the token; otherwise the refusal to answer. */
+  refusal(header: string | undefined): DomainError | null {
+    if (!header) {
+      return new DomainError(
+        'api_key_missing',
+        `Send the ${this.what} as Authorization: Bearer <token>.`,
+        'Authorization',
+      );
+    }
+    const match = /^Bearer (.+)$/.exec(header);
+    if (match && timingSafeEqual(sha256(match[1]), this.expected)) return null;
+    return new DomainError('api_key_invalid', `The ${this.what} is not valid.`, 'Authorization');
+  }
+}
