@@ -123,6 +123,25 @@ export class Db implements Connection {
   }
 
   /**
+   * The first row of a statement that takes row locks (`FOR UPDATE`), which only mean
+   * something inside a transaction: in autocommit they would end with the statement.
+   */
+  async lockOne<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T | null> {
+    this.requireTransaction('a row lock');
+    return this.one<T>(sql, params);
+  }
+
+  /**
+   * Refuses work that must commit together with other statements when no transaction is
+   * open. Requests without an Idempotency-Key open none of their own (docs/decisions.md,
+   * "Transactions are opened by the work that needs one"), so a service whose writes
+   * belong together calls transaction(); this catches one that forgot.
+   */
+  requireTransaction(what: string): void {
+    if (!this.current.getStore()) throw new Error(`${what} outside a transaction: wrap the work in Db.transaction()`);
+  }
+
+  /**
    * Runs fn in one transaction (joining the open one, if any). `opening` statements are
    * sent with BEGIN, and their rows handed to fn; they take no parameters (see `call`).
    */

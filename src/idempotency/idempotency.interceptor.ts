@@ -1,7 +1,9 @@
 /**
  * The Idempotency-Key layer (docs/idempotency.md), on every route marked @Idempotent():
  *
- * - Without a key, the handler runs in one transaction.
+ * - Without a key, the handler runs as it is: the work that needs a transaction opens
+ *   one (Db.transaction), and a one-statement create runs in autocommit, two round trips
+ *   in all (docs/decisions.md, "Transactions are opened by the work that needs one").
  * - With a key whose answer is stored and unexpired (read by ApiKeyGuard with the API
  *   key), that answer is replayed if endpoint and body fingerprint match, else refused
  *   (400 idempotency_error). No transaction is opened.
@@ -69,7 +71,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     if (!isIdempotentRoute(context)) return next.handle();
     const key = parseIdempotencyKey(request.raw.rawHeaders);
     const run = () => lastValueFrom(next.handle()) as Promise<ApiResponse>;
-    if (key === null) return from(this.withRetries(() => this.db.transaction(run), false));
+    if (key === null) return from(this.withRetries(run, false));
 
     const { merchantId, environment } = authOf(request);
     const scope = { merchantId, environment, key };

@@ -25,7 +25,7 @@ export class MerchantsRepository {
 
   /** Locks the merchant for the transaction, so that changes to its keys queue; false if there is none. */
   async lockForUpdate(id: string): Promise<boolean> {
-    return (await this.db.one('SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', [id])) !== null;
+    return (await this.db.lockOne('SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', [id])) !== null;
   }
 
   async any(): Promise<boolean> {

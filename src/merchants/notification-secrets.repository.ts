@@ -35,7 +35,7 @@ export class NotificationSecretsRepository {
    * transaction; the merchant row is locked so that concurrent rolls queue.
    */
   async retireCurrent(merchantId: string, environment: Environment, overlapSeconds: number): Promise<void> {
-    await this.db.rows('SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', [merchantId]);
+    await this.db.lockOne('SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', [merchantId]);
     await this.db.rows(
       `UPDATE notification_secrets SET expires_at = now() + make_interval(secs => $3)
         WHERE merchant_id = $1 AND environment = $2 AND expires_at IS NULL`,

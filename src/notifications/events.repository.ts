@@ -85,7 +85,9 @@ export interface EventFilter {
 export class EventsRepository {
   constructor(private readonly db: Db) {}
 
+  /** Records an event in the transaction of the change it reports (the outbox: both or neither). */
   async record(event: NewEvent): Promise<void> {
+    this.db.requireTransaction('recording an event');
     await this.db.rows(RECORD_EVENT, [
       event.id,
       event.merchantId,

@@ -145,13 +145,13 @@ export class OrdersRepository {
 
   /** Locks an order named by the provider (by id alone) for the rest of the transaction. */
   lockById(id: string): Promise<LockedOrder | null> {
-    return this.db.one<LockedOrder>(LOCK_BY_ID, [id]);
+    return this.db.lockOne<LockedOrder>(LOCK_BY_ID, [id]);
   }
 
   /** Locks one of the scope's orders, named by id or by out_trade_no. */
   lockInScope(scope: OrderScope, by: 'id' | 'out_trade_no', value: string): Promise<LockedOrder | null> {
     const column = by === 'id' ? 'id' : 'out_trade_no';
-    return this.db.one<LockedOrder>(
+    return this.db.lockOne<LockedOrder>(
       `SELECT ${LOCKED_COLUMNS} FROM orders WHERE ${column} = $1 AND merchant_id = $2 AND environment = $3 FOR UPDATE`,
       [value, scope.merchantId, scope.environment],
     );

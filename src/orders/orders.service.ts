@@ -4,6 +4,7 @@ import { DomainError, notFound } from '../common/errors/domain-error';
 import { Page } from '../common/http/api-response';
 import { newId } from '../common/ids';
 import { DEFAULT_PAGE_LIMIT, PageQuery, toPage } from '../common/pagination';
+import { Db } from '../database/db';
 import { EventRecorder } from '../notifications/event-recorder.service';
 import { NotifyUrlPolicy } from '../notifications/notify-url.policy';
 import { CreateOrderDto } from './dto/create-order.dto';
@@ -19,6 +20,7 @@ export interface CreatedOrder {
 @Injectable()
 export class OrdersService {
   constructor(
+    private readonly db: Db,
     private readonly orders: OrdersRepository,
     private readonly events: EventRecorder,
     private readonly notifyUrls: NotifyUrlPolicy,
@@ -27,7 +29,8 @@ export class OrdersService {
   /**
    * Business idempotency: the unique (merchant, environment, out_trade_no) constraint is
    * claimed with ON CONFLICT DO NOTHING; when it was taken, the existing order is read
-   * (a fresh statement, so it sees a competitor that has just committed).
+   * (a fresh statement, so it sees a competitor that has just committed). One write, so
+   * no transaction of its own: without an Idempotency-Key it runs in autocommit.
    */
   async create(auth: RequestAuth, dto: CreateOrderDto): Promise<CreatedOrder> {
     this.notifyUrls.check(auth, dto.notify_url);
@@ -71,15 +74,19 @@ export class OrdersService {
     return toPage(rows, toOrderObject, 'order', page);
   }
 
-  /** pending → closed; any other status is refused and left unchanged. */
-  async close(auth: RequestAuth, id: string): Promise<OrderObject> {
-    const closed = await this.orders.closeIfPending(auth, id);
-    if (closed) {
+  /** pending → closed, with its event; any other status is refused and left unchanged. */
+  close(auth: RequestAuth, id: string): Promise<OrderObject> {
+    return this.db.transaction(async () => {
+      const closed = await this.orders.closeIfPending(auth, id);
+      if (!closed) throw await this.notClosable(auth, id);
       await this.events.record('order.closed', orderChange(closed));
       return toOrderObject(closed);
-    }
+    });
+  }
+
+  private async notClosable(auth: RequestAuth, id: string): Promise<DomainError> {
     const order = await this.getById(auth, id);
-    throw new DomainError(
+    return new DomainError(
       'order_not_closable',
       `Only a pending order can be closed; order ${id} is ${order.status}.`,
       'id',

@@ -116,7 +116,7 @@ export class RefundsRepository {
 
   /** Locks a refund named by the provider (by id alone) for the rest of the transaction. */
   lockById(refundId: string): Promise<SettlingRefund | null> {
-    return this.db.one<SettlingRefund>(
+    return this.db.lockOne<SettlingRefund>(
       'SELECT id, order_id, merchant_id, environment, status, amount FROM refunds WHERE id = $1 FOR UPDATE',
       [refundId],
     );

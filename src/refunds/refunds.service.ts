@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { RequestAuth } from '../common/auth/request-auth';
+import { Db } from '../database/db';
 import { money } from '../domain/money';
 import { DomainError, notFound } from '../common/errors/domain-error';
 import { Page } from '../common/http/api-response';
@@ -25,6 +26,7 @@ export interface CreatedRefund {
 @Injectable()
 export class RefundsService {
   constructor(
+    private readonly db: Db,
     private readonly refunds: RefundsRepository,
     private readonly orders: OrdersRepository,
     private readonly notifyUrls: NotifyUrlPolicy,
@@ -35,7 +37,11 @@ export class RefundsService {
     this.notifyUrls.check(auth, dto.notify_url);
     const existing = await this.findRepeat(auth, dto);
     if (existing) return { refund: existing, created: false };
+    return this.db.transaction(() => this.createLocked(auth, dto));
+  }
 
+  /** The order lock, the refund and the order's new refunded amount: one transaction. */
+  private async createLocked(auth: RequestAuth, dto: CreateRefundDto): Promise<CreatedRefund> {
     const order = await this.lockOrder(auth, dto);
     // A concurrent request with this out_refund_no may have refunded the order while we
     // waited for its lock: its refund is the answer, not a refusal for the amount left.

@@ -16,8 +16,9 @@ describe('refunds, service tier (docs/refunds.md)', () => {
   });
   afterAll(() => m.close());
 
+  // As a request without an Idempotency-Key calls it: the service opens its own transaction.
   const refund = (orderId: string, amount: number, outRefundNo?: string) =>
-    m.inTransaction(() => m.refunds.create(auth, { order_id: orderId, amount, out_refund_no: outRefundNo }));
+    m.refunds.create(auth, { order_id: orderId, amount, out_refund_no: outRefundNo });
   const codeOf = (result: PromiseSettledResult<unknown>) =>
     result.status === 'fulfilled' ? 'created' : ((result.reason as DomainError).code ?? String(result.reason));
   /** The order's amount_refunded next to the sum of its refunds that are not failed. */
@@ -93,5 +94,27 @@ describe('refunds, service tier (docs/refunds.md)', () => {
       `SELECT count(*)::int AS n FROM refunds WHERE out_refund_no = 'RACED_1'`,
     );
     expect(rows[0].n).toBe(1);
+  });
+
+  it('refuses a row lock or an event outside a transaction, where it would not hold', async () => {
+    const orderId = await m.newPaidOrder(auth, 500);
+    await expect(m.orders.close(auth, orderId)).rejects.toMatchObject({ code: 'order_not_closable' });
+    await expect(m.ordersRepository.lockInScope(auth, 'id', orderId)).rejects.toThrow(
+      'a row lock outside a transaction',
+    );
+    await expect(
+      m.events.record('order.closed', {
+        ...auth,
+        orderId,
+        refundId: null,
+        object: {},
+        notifyUrl: null,
+      }),
+    ).rejects.toThrow('recording an event outside a transaction');
+    const { rows } = await m.database.pool.query(
+      `SELECT count(*)::int AS n FROM events WHERE order_id = $1 AND type = 'order.closed'`,
+      [orderId],
+    );
+    expect(rows[0].n).toBe(0);
   });
 });

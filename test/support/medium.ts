@@ -34,13 +34,15 @@ export interface MediumContext {
   database: TestDatabase;
   db: Db;
   orders: OrdersService;
+  ordersRepository: OrdersRepository;
+  events: EventRecorder;
   refunds: RefundsService;
   payments: PaymentEventsHandler;
   refundEvents: RefundEventsHandler;
   newMerchant(): Promise<RequestAuth>;
   /** A paid order of `amount` USD. */
   newPaidOrder(auth: RequestAuth, amount: number): Promise<string>;
-  /** Runs fn in one transaction, as the interceptor and the webhook receiver do. */
+  /** Runs fn in one transaction, as the interceptor (with a key) and the webhook receiver do. */
   inTransaction<T>(fn: () => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
@@ -64,7 +66,7 @@ export async function startMedium(): Promise<MediumContext> {
   const merchants = new MerchantsService(db, merchantsRepository, apiKeys, secrets);
   const events = new EventRecorder(new EventsRepository(db), config);
   const notifyUrls = new NotifyUrlPolicy(config);
-  const orders = new OrdersService(ordersRepository, events, notifyUrls);
+  const orders = new OrdersService(db, ordersRepository, events, notifyUrls);
   const payments = new PaymentEventsHandler(ordersRepository, new FulfillmentsRepository(db), events);
   const inTransaction = <T>(fn: () => Promise<T>) => db.transaction(fn);
   let sequence = 0;
@@ -72,7 +74,9 @@ export async function startMedium(): Promise<MediumContext> {
     database,
     db,
     orders,
-    refunds: new RefundsService(refundsRepository, ordersRepository, notifyUrls),
+    ordersRepository,
+    events,
+    refunds: new RefundsService(db, refundsRepository, ordersRepository, notifyUrls),
     payments,
     refundEvents: new RefundEventsHandler(refundsRepository, ordersRepository, events),
     inTransaction,
