@@ -20,6 +20,7 @@ const { openDatabase } = require('./lib/database');
 const { findPostmaster, startCpuMeasure } = require('./lib/cpu');
 const { ensurePeerInstalled, redisAnswers, startPeer } = require('./lib/peer');
 const { startServer } = require('./lib/server');
+const { startPgBouncer } = require('../test/support/pgbouncer.cjs');
 const { SCENARIOS } = require('./lib/scenarios');
 const { evaluate, renderText, writeResults } = require('./lib/report');
 
@@ -92,20 +93,22 @@ async function run(cleanup, settings) {
   log(`server: node dist/main.js, pid ${server.pid}, ${server.url}, log in bench/results/server.log`);
   const opened = settings.scenarios.some((s) => s.peer) ? await openPeer(settings, database, cleanup) : null;
   const peer = opened?.skipped ? null : opened;
+  const pooled = settings.scenarios.some((s) => s.pooled) ? await openPooled(database, cleanup) : null;
 
-  const ctx = { server, peer, database, settings, cleanup, log, tag: randomBytes(3).toString('hex') };
+  const ctx = { server, peer, pooled, database, settings, cleanup, log, tag: randomBytes(3).toString('hex') };
   const rows = [];
   const prepared = new Set();
   // The processes' first load (JIT compilation, pools filling up) must not land on the
   // first measured scenario only: each app gets one warm-up of its creates first.
-  for (const scenario of settings.warmup > 0 ? settings.scenarios.filter((s) => s.primes && (!s.peer || peer)) : []) {
+  const runnable = (s) => (!s.peer || peer) && (!s.pooled || pooled);
+  for (const scenario of settings.warmup > 0 ? settings.scenarios.filter((s) => s.primes && runnable(s)) : []) {
     const warm = await scenario.run(ctx, Math.min(...settings.connections), settings.warmup);
     for (const problem of problemsOf(warm)) failures.push(`${scenario.title} (first warm-up): ${problem}`);
   }
   for (const connections of settings.connections) {
     for (const scenario of settings.scenarios) {
       if (scenario.connections && !scenario.connections.includes(connections)) continue;
-      if (scenario.peer && !peer) continue;
+      if ((scenario.peer && !peer) || (scenario.pooled && !pooled)) continue;
       if (!prepared.has(scenario)) {
         await scenario.prepare?.(ctx);
         prepared.add(scenario);
@@ -193,6 +196,31 @@ async function openPeer(settings, database, cleanup) {
   }
   log(`peer: bench/peer/main.js (@node-idempotency/nestjs, ${peer.storage} storage), pid ${peer.pid}, ${peer.url}`);
   return peer;
+}
+
+/**
+ * A second server in transaction-pooling mode behind a PgBouncer (Debian's package) in
+ * front of the same database, as docs/operations.md sets one up; or null, said in a line,
+ * when pgbouncer is not installed.
+ */
+async function openPooled(database, cleanup) {
+  let bouncer;
+  try {
+    execFileSync('pgbouncer', ['--version'], { stdio: 'ignore' });
+    bouncer = await startPgBouncer(database.url);
+  } catch (error) {
+    log(`PgBouncer: SKIPPED, pgbouncer is not installed or did not start (${error.message.split('\n')[0]})`);
+    return null;
+  }
+  cleanup.push('PgBouncer', () => bouncer.stop());
+  const pooled = await startServer({
+    databaseUrl: bouncer.url,
+    logFile: join(RESULTS, 'server-pooled.log'),
+    cleanup,
+    env: { DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: database.url },
+  });
+  log(`server via PgBouncer (transaction pooling): pid ${pooled.pid}, ${pooled.url}, log in bench/results/server-pooled.log`);
+  return pooled;
 }
 
 function machine() {

@@ -15,6 +15,13 @@ const RATIOS = [
     min: 0.85,
   },
   { figure: 'replay ÷ idempotent create', of: 'replay', over: 'create-key', metric: 'rps', min: 2 },
+  {
+    figure: 'idempotent create via PgBouncer ÷ direct',
+    of: 'create-key-pooled',
+    over: 'create-key',
+    metric: 'rps',
+    min: 0.9,
+  },
   { figure: 'idempotent create ÷ same SQL via pg', of: 'create-key', over: 'sql-ceiling', metric: 'rps', min: 0.6 },
   { figure: 'create p99 during purge ÷ before', of: 'purge-during', over: 'purge-before', metric: 'p99', max: 1.5 },
   // The peer (bench/peer/, @node-idempotency/nestjs), docs/benchmarks.md.

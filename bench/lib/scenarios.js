@@ -7,9 +7,10 @@
 // counts, and run() may return an array of { id, title, ...figures } to report several
 // rows (e.g. before / during). ctx: { server, peer, database, settings, cleanup, log, tag }.
 // `primes: true`: also run once, before any measured run, to warm its process up.
-// `target`: the process whose CPU the harness measures ('server', the default, or 'peer';
-// null for none); `peer: true`: the scenario drives the peer app (bench/peer/) and is
-// skipped when the peer cannot run.
+// `target`: the process whose CPU the harness measures ('server', the default, 'peer' or
+// 'pooled'; null for none); `peer: true`: the scenario drives the peer app (bench/peer/)
+// and is skipped when the peer cannot run; `pooled: true`: it drives a second server
+// behind PgBouncer and is skipped when pgbouncer is not installed.
 const { randomUUID } = require('node:crypto');
 const { runHttp, header } = require('./load');
 const { Tally } = require('./stats');
@@ -68,6 +69,18 @@ const createWithKey = {
   expect: '201',
   primes: true,
   run: createOrders({ keyed: true }),
+};
+
+/** The same keyed creates, sent to a second server that reaches PostgreSQL through PgBouncer. */
+const createWithKeyPooled = {
+  id: 'create-key-pooled',
+  title: 'create order, new Idempotency-Key, via PgBouncer',
+  short: 'create + new key, PgBouncer',
+  expect: '201',
+  primes: true,
+  target: 'pooled',
+  pooled: true,
+  run: createOrders({ keyed: true, target: 'pooled' }),
 };
 
 const createWithoutKey = {
@@ -162,6 +175,7 @@ const peerReplay = replayOf('peer', {
 const SCENARIOS = [
   createWithKey,
   peerCreateWithKey,
+  createWithKeyPooled,
   createWithoutKey,
   peerCreateWithoutKey,
   replay,
