@@ -219,7 +219,9 @@ async function openPooled(database, cleanup) {
     cleanup,
     env: { DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: database.url },
   });
-  log(`server via PgBouncer (transaction pooling): pid ${pooled.pid}, ${pooled.url}, log in bench/results/server-pooled.log`);
+  log(
+    `server via PgBouncer (transaction pooling): pid ${pooled.pid}, ${pooled.url}, log in bench/results/server-pooled.log`,
+  );
   return pooled;
 }
 
