@@ -1,8 +1,23 @@
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
-export type IdPrefix = 'ord' | 'rf' | 'mch' | 'key' | 'ful';
+export type IdPrefix = 'ord' | 'rf' | 'mch' | 'key' | 'ful' | 'evt' | 'req';
+
+const ID_BYTES = 16;
+/**
+ * Random bytes are drawn from the CSPRNG 4 KiB at a time and handed out once each: one
+ * call per 256 ids instead of one per id (a `randomBytes` call cost ~1.7 µs here, and a
+ * create takes two or three ids). Node's own `randomUUID` keeps such a cache too.
+ */
+const pool = Buffer.alloc(4096);
+let next = pool.length;
 
 /** Random, unguessable, prefixed ids: 128 bits from the CSPRNG, as hex. */
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${randomBytes(16).toString('hex')}`;
+  if (next + ID_BYTES > pool.length) {
+    randomFillSync(pool);
+    next = 0;
+  }
+  const id = `${prefix}_${pool.toString('hex', next, next + ID_BYTES)}`;
+  next += ID_BYTES;
+  return id;
 }

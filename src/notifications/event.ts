@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { newId } from '../common/ids';
 import { Environment } from '../domain/environment';
 
 export const EVENT_TYPES = ['order.paid', 'order.closed', 'refund.succeeded', 'refund.failed'] as const;
@@ -6,7 +6,7 @@ export type EventType = (typeof EVENT_TYPES)[number];
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'no_destination';
 
 export function newEventId(): string {
-  return `evt_${randomBytes(16).toString('hex')}`;
+  return newId('evt');
 }
 
 /** An events row as selected by EVENT_COLUMNS. */

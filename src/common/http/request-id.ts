@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { newId } from '../ids';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 
 export function newRequestId(): string {
-  return `req_${randomBytes(16).toString('hex')}`;
+  return newId('req');
 }
