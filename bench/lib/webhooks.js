@@ -65,6 +65,9 @@ function deliveries({ id, title, short, duplicates, connections: counts, notify 
     short,
     expect: '200',
     connections: counts,
+    // The CPU column belongs to the server that takes these webhooks.
+    target: notify === 'queued' ? 'queueOnly' : 'server',
+    prepare: notify === 'queued' ? (ctx) => queueOnlyServer(ctx) : undefined,
     async run(ctx, connections, seconds) {
       // With notify, each payment also enqueues a notification for a local receiver:
       // 'queued' on a server whose first attempt is an hour away (the enqueue alone),
