@@ -8,9 +8,10 @@
 // rows (e.g. before / during). ctx: { server, peer, database, settings, cleanup, log, tag }.
 // `primes: true`: also run once, before any measured run, to warm its process up.
 // `target`: the process whose CPU the harness measures ('server', the default, or another
-// server of ctx: 'peer', 'pooled', 'queueOnly'; null for none); `peer: true`: the scenario drives the peer app (bench/peer/)
-// and is skipped when the peer cannot run; `pooled: true`: it drives a second server
-// behind PgBouncer and is skipped when pgbouncer is not installed.
+// server of ctx: 'peer', 'pooled', 'queueOnly'; null for none). `peer: true`: the scenario
+// drives the peer app (bench/peer/) and is skipped when the peer cannot run;
+// `pooled: true`: it drives a second server behind PgBouncer and is skipped when
+// pgbouncer is not installed.
 const { randomUUID } = require('node:crypto');
 const { runHttp, header } = require('./load');
 const { Tally } = require('./stats');
