@@ -34,8 +34,10 @@ export const ERROR_CATALOG = {
   unsupported_media_type: invalid(415),
   internal_error: { status: 500, type: 'api_error' },
   service_unavailable: { status: 503, type: 'api_error' },
-  resource_not_ready: { status: 503, type: 'api_error' },
-  webhooks_not_configured: { status: 503, type: 'api_error' },
-} as const satisfies Record<string, { status: number; type: ErrorType }>;
+  // `designed`: a 5xx that is the service working as designed (docs/operations.md), which
+  // the request's log line gives at warn, not error.
+  resource_not_ready: { status: 503, type: 'api_error', designed: true },
+  webhooks_not_configured: { status: 503, type: 'api_error', designed: true },
+} as const satisfies Record<string, { status: number; type: ErrorType; designed?: true }>;
 
 export type ErrorCode = keyof typeof ERROR_CATALOG;

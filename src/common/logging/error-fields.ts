@@ -1,12 +1,7 @@
 import type { FastifyRequest } from 'fastify';
+import { ERROR_CATALOG, ErrorCode } from '../errors/error-catalog';
 import type { ApiResponse } from '../http/api-response';
 import { addLogFields, RequestLogFields } from './request-logging';
-
-/**
- * 5xx answers that are the service working as designed (docs/operations.md): warn, not
- * error, and never a stack.
- */
-const EXPECTED_5XX = new Set(['resource_not_ready', 'webhooks_not_configured']);
 
 /**
  * Puts the answer's error code on the request's log line (and its metrics). A replayed
@@ -21,7 +16,9 @@ export function noteErrorCode(request: FastifyRequest, response: ApiResponse): v
   if (typeof code === 'string') addLogFields(request, { error: code });
 }
 
+/** A request line's level: a 5xx is an error unless the catalog marks it as designed. */
 export function levelOf(status: number, fields: RequestLogFields | undefined): 'info' | 'warn' | 'error' {
   if (status < 500) return 'info';
-  return EXPECTED_5XX.has(String(fields?.error)) ? 'warn' : 'error';
+  const entry = ERROR_CATALOG[String(fields?.error) as ErrorCode] as { designed?: true } | undefined;
+  return entry?.designed ? 'warn' : 'error';
 }

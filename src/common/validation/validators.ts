@@ -40,24 +40,33 @@ export function IsCurrencyCode(options?: ValidationOptions) {
   });
 }
 
-/** An absolute https:// URL, or http:// to localhost for development; at most 2048 characters. */
-export function IsCallbackUrl(options?: ValidationOptions) {
+/**
+ * An absolute URL without credentials, of at most 2048 characters, whose scheme and host
+ * `accepts` takes: the one form check behind every URL field (IsCallbackUrl, IsNotifyUrl).
+ */
+export function IsWebUrl(name: string, accepts: (url: URL) => boolean, message: string, options?: ValidationOptions) {
   return custom(
-    'isCallbackUrl',
+    name,
     (value) => {
       if (typeof value !== 'string' || value.length > 2048) return false;
       try {
         const url = new URL(value);
-        if (url.username || url.password) return false;
-        return url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost');
+        return !url.username && !url.password && accepts(url);
       } catch {
         return false;
       }
     },
-    {
-      message: '$property must be an absolute https:// URL (or http://localhost) of at most 2048 characters',
-      ...options,
-    },
+    { message, ...options },
+  );
+}
+
+/** An absolute https:// URL, or http:// to localhost for development; at most 2048 characters. */
+export function IsCallbackUrl(options?: ValidationOptions) {
+  return IsWebUrl(
+    'isCallbackUrl',
+    (url) => url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost'),
+    '$property must be an absolute https:// URL (or http://localhost) of at most 2048 characters',
+    options,
   );
 }
 
