@@ -204,4 +204,31 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
   it('refuses a roll without an API key', async () => {
     expectError(await t.http().post('/v1/account/notification_secret/roll'), 401, 'api_key_missing', 'X-Api-Key');
   });
+
+  it('renews the lease of the pool that holds a job, so a slow attempt is never taken from a live instance', async () => {
+    const app = await startTestApp({ ...NOTIFY_ENV, NOTIFY_TIMEOUT_MS: '5000' });
+    const receiver = await startReceiver(() => ({ status: 200 }), 2000);
+    try {
+      const owner = await createNotifiedMerchant(app);
+      const created = await app
+        .http()
+        .post('/v1/orders')
+        .set('X-Api-Key', owner.testKey)
+        .send(orderBody({ notify_url: receiver.url }));
+      await deliverEvent(app, paymentSucceeded(created.body.data.id));
+      // While the receiver holds the attempt, its job is locked by the instance's pool …
+      const locked = 'SELECT locked_by FROM graphile_worker.jobs WHERE locked_by IS NOT NULL';
+      await waitFor(app.db.pool, `SELECT count(*) > 0 AS done FROM (${locked}) AS held`);
+      const holder = (await app.db.pool.query(locked)).rows[0].locked_by as string;
+      // … and that pool's lease is what the heartbeat renews: no other instance unlocks it.
+      const { rows } = await app.db.pool.query(
+        `SELECT seen_at > now() - interval '20 seconds' AS live FROM notification_workers WHERE worker_id = $1`,
+        [holder],
+      );
+      expect(rows).toEqual([{ live: true }]);
+    } finally {
+      await receiver.close();
+      await app.close();
+    }
+  });
 });

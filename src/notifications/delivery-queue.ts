@@ -10,8 +10,9 @@
  * - Unless NOTIFY_WORKERS=off, a worker pool runs beside the HTTP server (or alone, with
  *   `npm run worker`), woken by LISTEN/NOTIFY when a job is committed.
  * - Recovery of jobs a killed worker held: graphile-worker unlocks them only after 4
- *   hours. Each instance records a heartbeat for its worker ids every few seconds; any
- *   instance unlocks the jobs of workers whose heartbeat is older than LEASE (their
+ *   hours. Each instance records a heartbeat for its worker pool's id (what locked jobs
+ *   carry in `locked_by`) every few seconds; any instance unlocks the jobs of pools whose
+ *   heartbeat is older than LEASE (their
  *   process died), so such a job is attempted again within about half a minute.
  * - On shutdown the pool stops taking jobs and waits for the attempts in flight, before
  *   the database pool closes.
@@ -97,21 +98,21 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   }
 
   private async start(): Promise<void> {
-    // This generation's workers: only they get heartbeats; an abandoned pool's lease lapses.
+    // This generation's pool: only it gets heartbeats; an abandoned pool's lease lapses.
+    // graphile-worker locks a job under the id of the pool that fetched it (`locked_by`),
+    // not of the worker that runs it, so the pool's id is the one to renew.
     const workerIds = new Set<string>();
     this.workerIds = workerIds;
     const events = new EventEmitter();
-    events.on('worker:create', ({ worker }: { worker: { workerId: string } }) => {
-      workerIds.add(worker.workerId);
+    events.on('pool:create', ({ workerPool }: { workerPool: { id: string } }) => {
+      workerIds.add(workerPool.id);
       void this.beat();
     });
-    // A stopped worker's lease lapses, so whatever it still held is unlocked for others.
-    events.on('worker:stop', ({ worker }: { worker: { workerId: string } }) => workerIds.delete(worker.workerId));
     let runner: Runner | null = null;
     // The pool shuts itself down when it cannot record a job's end (the database was
     // away). Its shutdown can wait on itself when several such writes failed at once, so
     // it is not awaited: a new pool starts, and the old one's jobs are unlocked once its
-    // workers' lease lapses.
+    // lease lapses.
     const replace = () => {
       if (this.stopping || (runner !== null && this.runner !== runner)) return;
       this.logger.warn('the notification worker pool stopped; starting a new one');
@@ -184,7 +185,7 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   }
 
   /**
-   * Renews this instance's workers' lease, then unlocks the jobs held by workers whose
+   * Renews this instance's pool's lease, then unlocks the jobs held by pools whose
    * lease ran out. Any instance may do the second part; it is one idempotent statement.
    */
   private async beat(): Promise<void> {

@@ -2,9 +2,10 @@ import { Injectable } from '@nestjs/common';
 import { Db } from '../database/db';
 
 /**
- * The notification_workers table: a lease per graphile-worker id, renewed by a heartbeat,
- * so that jobs locked by a worker that died (kill -9, a lost machine) are unlocked by any
- * other instance once the lease runs out (docs/notifications.md).
+ * The notification_workers table: a lease per graphile-worker pool id (the `locked_by` of
+ * the jobs it holds), renewed by a heartbeat, so that jobs locked by a pool whose process
+ * died (kill -9, a lost machine) are unlocked by any other instance once the lease runs
+ * out (docs/notifications.md).
  */
 @Injectable()
 export class NotificationWorkersRepository {
