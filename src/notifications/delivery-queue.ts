@@ -129,9 +129,17 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       pollInterval: 1000,
       logger: this.queueLogger(),
       events,
-      // Batched (delay 0) job completion: a database failure while recording a job's end
-      // stops the pool (replaced above) instead of rejecting a promise nobody awaits.
-      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+      preset: {
+        worker: {
+          // Batched (delay 0) job completion: a database failure while recording a job's end
+          // stops the pool (replaced above) instead of rejecting a promise nobody awaits.
+          completeJobBatchDelay: 0,
+          failJobBatchDelay: 0,
+          // The pool fetches (and locks, under its own id: see the lease) up to this many due
+          // jobs at once, rather than one per worker per fetch (docs/benchmarks.md).
+          localQueue: { size: this.config.notifications.concurrency },
+        },
+      },
       taskList: { [DELIVER_TASK]: async (payload) => this.task.run(payload as DeliveryJob) },
     });
     this.runner = runner;
