@@ -71,6 +71,20 @@ describe('merchant notifications (docs/notifications.md)', () => {
     expect(body.id).toMatch(/^evt_[0-9a-f]{32}$/);
   });
 
+  it('sends order.closed for a close without an Idempotency-Key, with the order exactly as GET returned it', async () => {
+    const order = await createOrder();
+    const closed = await api().post(`/v1/orders/${order.id}/close`);
+    expectSuccess(closed, 200);
+    const asGet = (await api().get(`/v1/orders/${order.id}`)).body.data;
+    expect(closed.body.data).toEqual(asGet);
+    const [event] = await eventsOf(order.id);
+    expect(event.type).toBe('order.closed');
+    await waitFor(t.db.pool, `SELECT delivery_status = 'delivered' AS done FROM events WHERE id = $1`, [event.id]);
+    const [delivery] = receivedFor(event.id);
+    expect(receivedFor(event.id)).toHaveLength(1);
+    expect(JSON.stringify(JSON.parse(delivery.body).data.object)).toBe(JSON.stringify(asGet));
+  });
+
   it('records no second event for a duplicate webhook, a second payment event or a replayed close', async () => {
     const order = await createOrder();
     const event = paymentSucceeded(order.id);
