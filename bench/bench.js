@@ -217,7 +217,9 @@ async function openPooled(database, cleanup) {
     databaseUrl: bouncer.url,
     logFile: join(RESULTS, 'server-pooled.log'),
     cleanup,
-    env: { DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: database.url },
+    // It only takes the pooled scenario's creates: with its own notification workers it
+    // would deliver beside the main server in the notification scenarios.
+    env: { DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: database.url, NOTIFY_WORKERS: 'off' },
   });
   log(
     `server via PgBouncer (transaction pooling): pid ${pooled.pid}, ${pooled.url}, log in bench/results/server-pooled.log`,
