@@ -1,10 +1,10 @@
 import { startClusterProcess } from './support/cluster-client.cjs';
 import { createTestDatabase } from './support/database';
-import { createNotifiedMerchant, NOTIFY_ENV } from './support/notifications';
+import { NOTIFY_ENV } from './support/notifications';
 import { startReceiver, waitForSettled } from './support/receiver';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
-import { orderBody } from './support/factories';
+import { createMerchant, orderBody } from './support/factories';
 
 /** Long enough that a lost attempt's slot is still ahead when its job is recovered. */
 const SCHEDULE = '0,1s,2s,4s,8s,16s,30s';
@@ -52,7 +52,7 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     };
     let server = await startServerProcess(env);
     try {
-      const merchant = await createNotifiedMerchant(t);
+      const merchant = await createMerchant(t);
       const events = await payOrders(t, merchant.testKey, receiver.url, 20);
       await until(() => receiver.received.length >= 3);
       await server.kill('SIGKILL');
@@ -80,7 +80,7 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     const receiver = await startReceiver();
     let deliverer: TestApp | null = null;
     try {
-      const merchant = await createNotifiedMerchant(recorder);
+      const merchant = await createMerchant(recorder);
       const events = await payOrders(recorder, merchant.testKey, receiver.url, 5);
       await new Promise((resolve) => setTimeout(resolve, 500));
       const queued = await recorder.db.pool.query('SELECT count(*)::int AS n FROM graphile_worker.jobs');
@@ -103,7 +103,7 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     const receiver = await startReceiver(() => ({ status: 200 }), 1500);
     const server = await startServerProcess({ DATABASE_URL: t.db.url, NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true' });
     try {
-      const merchant = await createNotifiedMerchant(t);
+      const merchant = await createMerchant(t);
       const [eventId] = await payOrders(t, merchant.testKey, receiver.url, 1);
       await until(() => receiver.received.length === 1);
       server.child.kill('SIGTERM');
@@ -131,7 +131,7 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     );
     const receiver = await startReceiver(() => ({ status: 200 }), 200);
     try {
-      const merchant = await createNotifiedMerchant(t);
+      const merchant = await createMerchant(t);
       const events = await payOrders(t, merchant.testKey, receiver.url, 30);
       await until(() => receiver.received.length >= 3);
       await cluster.restart();
@@ -155,7 +155,7 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     const second = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKER_CONCURRENCY: '5' }, first.db);
     const receiver = await startReceiver(() => ({ status: 200 }), 50);
     try {
-      const merchant = await createNotifiedMerchant(first);
+      const merchant = await createMerchant(first);
       const events = await payOrders(first, merchant.testKey, receiver.url, 40);
       await waitForSettled(first.db.pool);
       const counts = countById(receiver.received.map((r) => String(r.headers['webhook-id'])));

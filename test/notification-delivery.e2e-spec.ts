@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expectError, expectSuccess } from './support/expect-error';
-import { orderBody } from './support/factories';
-import { createNotifiedMerchant, NotifiedMerchant, NOTIFY_ENV } from './support/notifications';
+import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { NOTIFY_ENV } from './support/notifications';
 import { Answer, Receiver, signedBy, startReceiver, waitFor } from './support/receiver';
 import { startTestApp, TestApp } from './support/test-app';
 import { deliverEvent, paymentSucceeded } from './support/webhooks';
@@ -11,11 +11,11 @@ const SCHEDULE_MS = [0, 300, 600];
 
 describe('notification delivery: retries, failures, secrets (docs/notifications.md)', () => {
   let t: TestApp;
-  let merchant: NotifiedMerchant;
+  let merchant: TestMerchant;
 
   beforeAll(async () => {
     t = await startTestApp({ ...NOTIFY_ENV, ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') });
-    merchant = await createNotifiedMerchant(t);
+    merchant = await createMerchant(t);
   });
   afterAll(() => t.close());
 
@@ -209,7 +209,7 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     const app = await startTestApp({ ...NOTIFY_ENV, NOTIFY_TIMEOUT_MS: '5000' });
     const receiver = await startReceiver(() => ({ status: 200 }), 2000);
     try {
-      const owner = await createNotifiedMerchant(app);
+      const owner = await createMerchant(app);
       const created = await app
         .http()
         .post('/v1/orders')

@@ -1,6 +1,6 @@
 import { expectError, expectSuccess } from './support/expect-error';
-import { orderBody } from './support/factories';
-import { createNotifiedMerchant, NotifiedMerchant, NOTIFY_ENV } from './support/notifications';
+import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { NOTIFY_ENV } from './support/notifications';
 import { startReceiver, waitFor } from './support/receiver';
 import { startTestApp, TestApp } from './support/test-app';
 import { NotificationHttpClient } from '../src/notifications/notification-http.client';
@@ -36,11 +36,11 @@ const FORBIDDEN = [
 
 describe('notify_url and server-side request forgery (docs/notifications.md)', () => {
   let t: TestApp;
-  let merchant: NotifiedMerchant;
+  let merchant: TestMerchant;
 
   beforeAll(async () => {
     t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_ALLOW_PRIVATE_NETWORKS: 'false' });
-    merchant = await createNotifiedMerchant(t);
+    merchant = await createMerchant(t);
   });
   afterAll(() => t.close());
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expectError, expectSuccess } from './support/expect-error';
-import { orderBody } from './support/factories';
-import { createNotifiedMerchant, NotifiedMerchant, NOTIFY_ENV } from './support/notifications';
+import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { NOTIFY_ENV } from './support/notifications';
 import { Receiver, signedBy, startReceiver, waitFor, waitForSettled } from './support/receiver';
 import { startTestApp, TestApp } from './support/test-app';
 import { deliverEvent, paymentSucceeded } from './support/webhooks';
@@ -10,12 +10,12 @@ const EVENT_KEYS = ['created_at', 'data', 'environment', 'id', 'object', 'type']
 
 describe('merchant notifications (docs/notifications.md)', () => {
   let t: TestApp;
-  let merchant: NotifiedMerchant;
+  let merchant: TestMerchant;
   let receiver: Receiver;
 
   beforeAll(async () => {
     t = await startTestApp(NOTIFY_ENV);
-    merchant = await createNotifiedMerchant(t);
+    merchant = await createMerchant(t);
     receiver = await startReceiver();
   });
   afterAll(async () => {
@@ -157,7 +157,7 @@ describe('merchant notifications (docs/notifications.md)', () => {
   });
 
   it('lists, filters and pages events, shows delivery and attempts, and hides other merchants’ events', async () => {
-    const other = await createNotifiedMerchant(t, 'Other');
+    const other = await createMerchant(t, 'Other');
     const order = await createOrder();
     await pay(order.id);
     const closedOrder = await createOrder();

@@ -9,6 +9,7 @@ const { Webhook } = require('standardwebhooks');
 const { connect } = require('./database');
 const { sleep } = require('./cleanup');
 const { percentile } = require('./stats');
+const { paymentSucceeded } = require('./payments');
 
 /** Starts the receiver once per bench run (stopped by the run's cleanup). */
 async function notificationReceiver(ctx) {
@@ -160,13 +161,7 @@ const deliveryLatency = {
     const figures = empty();
     const latencies = [];
     for (const { id: orderId } of orders) {
-      const id = `evt_${randomBytes(12).toString('hex')}`;
-      const body = JSON.stringify({
-        id,
-        type: 'payment.succeeded',
-        created_at: new Date().toISOString(),
-        data: { order_id: orderId, amount: 2990, currency: 'USD', provider_payment_id: `pay_${id.slice(4)}` },
-      });
+      const { id, body } = paymentSucceeded(orderId);
       const now = new Date();
       const response = await fetch(`${ctx.server.url}/v1/webhooks/kukopay`, {
         method: 'POST',

@@ -11,6 +11,7 @@ const { connect } = require('./database');
 const { runHttp } = require('./load');
 const { Tally } = require('./stats');
 const { notificationReceiver } = require('./notifications');
+const { paymentSucceeded } = require('./payments');
 
 /** A second server on the bench database that enqueues notifications due in an hour and delivers none. */
 async function queueOnlyServer(ctx) {
@@ -45,17 +46,6 @@ async function pendingOrders(ctx, count, notifyUrl = null) {
   } finally {
     await client.end();
   }
-}
-
-function paymentSucceeded(orderId) {
-  const id = `evt_${randomBytes(12).toString('hex')}`;
-  const body = JSON.stringify({
-    id,
-    type: 'payment.succeeded',
-    created_at: new Date().toISOString(),
-    data: { order_id: orderId, amount: 2990, currency: 'USD', provider_payment_id: `pay_${id.slice(4)}` },
-  });
-  return { id, body };
 }
 
 function deliveries({ id, title, short, duplicates, connections: counts, notify = false }) {

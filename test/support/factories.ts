@@ -5,6 +5,8 @@ export interface TestMerchant {
   id: string;
   testKey: string;
   liveKey: string;
+  /** The notification signing secrets, shown once at creation. */
+  secrets: { test: string; live: string };
 }
 
 export async function createMerchant(t: TestApp, name = 'Acme'): Promise<TestMerchant> {
@@ -14,8 +16,8 @@ export async function createMerchant(t: TestApp, name = 'Acme'): Promise<TestMer
     .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
     .send({ name })
     .expect(201);
-  const { id, api_keys } = response.body.data;
-  return { id, testKey: api_keys.test, liveKey: api_keys.live };
+  const { id, api_keys, notification_secrets } = response.body.data;
+  return { id, testKey: api_keys.test, liveKey: api_keys.live, secrets: notification_secrets };
 }
 
 let sequence = 0;
