@@ -174,6 +174,13 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
         expect(roll.body.data).toMatchObject({ object: 'notification_secret', environment: 'test' });
         expect(fresh).toMatch(/^whsec_/);
         expect(fresh).not.toBe(merchant.secrets.test);
+        // The answer gives the retired secret's end as stored, not as the server's clock guesses it.
+        const retired = await t.db.pool.query(
+          `SELECT expires_at FROM notification_secrets
+            WHERE merchant_id = $1 AND environment = 'test' AND expires_at IS NOT NULL`,
+          [merchant.id],
+        );
+        expect(roll.body.data.previous_expires_at).toBe(retired.rows[0].expires_at.toISOString());
 
         const during = await paidEvent(receiver);
         const duringDelivery = receiver.received.find((r) => r.headers['webhook-id'] === during.id)!;

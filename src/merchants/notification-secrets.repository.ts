@@ -32,15 +32,16 @@ export class NotificationSecretsRepository {
 
   /**
    * Retires the current secret (it signs on for `overlapSeconds`) in the caller's
-   * transaction; the merchant row is locked so that concurrent rolls queue.
+   * transaction; returns when it stops signing, or null if there was none.
    */
-  async retireCurrent(merchantId: string, environment: Environment, overlapSeconds: number): Promise<void> {
-    await this.db.lockOne('SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE', [merchantId]);
-    await this.db.rows(
+  async retireCurrent(merchantId: string, environment: Environment, overlapSeconds: number): Promise<Date | null> {
+    const retired = await this.db.one<{ expires_at: Date }>(
       `UPDATE notification_secrets SET expires_at = now() + make_interval(secs => $3)
-        WHERE merchant_id = $1 AND environment = $2 AND expires_at IS NULL`,
+        WHERE merchant_id = $1 AND environment = $2 AND expires_at IS NULL
+       RETURNING expires_at`,
       [merchantId, environment, overlapSeconds],
     );
+    return retired?.expires_at ?? null;
   }
 
   async signing(merchantId: string, environment: Environment): Promise<string[]> {

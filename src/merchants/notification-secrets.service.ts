@@ -5,6 +5,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Db } from '../database/db';
 import { ENVIRONMENTS, Environment } from '../domain/environment';
+import { MerchantsRepository } from './merchants.repository';
 import { NotificationSecretsRepository } from './notification-secrets.repository';
 import { generateNotificationSecret, openSecret, sealSecret } from './secret-box';
 
@@ -20,6 +21,7 @@ export class NotificationSecrets {
   constructor(
     private readonly db: Db,
     private readonly repository: NotificationSecretsRepository,
+    private readonly merchants: MerchantsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -36,10 +38,13 @@ export class NotificationSecrets {
   /** A new current secret for the key's environment; the old one signs on for 24 hours. */
   roll(auth: RequestAuth): Promise<{ secret: string; previous_expires_at: string }> {
     return this.db.transaction(async () => {
-      await this.repository.retireCurrent(auth.merchantId, auth.environment, ROLL_OVERLAP_SECONDS);
+      // Concurrent rolls queue on the merchant row, so each retires the one before it.
+      await this.merchants.lockForUpdate(auth.merchantId);
+      const retired = await this.repository.retireCurrent(auth.merchantId, auth.environment, ROLL_OVERLAP_SECONDS);
       const secret = generateNotificationSecret();
       await this.repository.insertCurrent(auth.merchantId, auth.environment, this.seal(secret));
-      return { secret, previous_expires_at: new Date(Date.now() + ROLL_OVERLAP_SECONDS * 1000).toISOString() };
+      // No secret to retire (a merchant from before notifications): nothing signs on.
+      return { secret, previous_expires_at: (retired ?? new Date()).toISOString() };
     });
   }
 

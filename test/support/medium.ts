@@ -62,7 +62,7 @@ export async function startMedium(): Promise<MediumContext> {
   const merchantsRepository = new MerchantsRepository(db);
   const apiKeys = new ApiKeysService(db, new ApiKeysRepository(db), merchantsRepository);
   const config = loadConfig(env);
-  const secrets = new NotificationSecrets(db, new NotificationSecretsRepository(db), config);
+  const secrets = new NotificationSecrets(db, new NotificationSecretsRepository(db), merchantsRepository, config);
   const merchants = new MerchantsService(db, merchantsRepository, apiKeys, secrets);
   const events = new EventRecorder(new EventsRepository(db), config);
   const notifyUrls = new NotifyUrlPolicy(config);
