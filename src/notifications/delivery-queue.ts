@@ -118,7 +118,6 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       this.logger.warn('the notification worker pool stopped; starting a new one');
       this.runner = null;
       workerIds.clear();
-      if (this.workerIds === workerIds) this.workerIds = new Set();
       this.startLater();
     };
     events.on('pool:gracefulShutdown', () => replace());

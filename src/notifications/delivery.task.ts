@@ -82,7 +82,7 @@ export class DeliveryTask {
       'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
       'webhook-signature': signature,
     });
-    const delivered = answer.statusCode !== null && answer.statusCode >= 200 && answer.statusCode < 300;
-    return { at, url, delivered, ...answer };
+    // The client sets an error for everything but a 2xx answer.
+    return { at, url, delivered: answer.error === null, ...answer };
   }
 }

@@ -19,6 +19,7 @@ const KEEP_LIMIT = 1024;
 
 export interface HttpAttempt {
   statusCode: number | null;
+  /** null exactly when the answer was a 2xx. */
   error: string | null;
   durationMs: number;
   responseBody: string | null;
@@ -53,7 +54,8 @@ export class NotificationHttpClient {
         (error: NodeJS.ErrnoException) => callback(error, '', 4),
       );
     };
-    const agentOptions = { keepAlive: true, maxSockets: 50, lookup: this.lookup };
+    // The guarded lookup goes with each request (post), where the SSRF check belongs.
+    const agentOptions = { keepAlive: true, maxSockets: 50 };
     this.agents = { http: new http.Agent(agentOptions), https: new https.Agent(agentOptions) };
   }
 
