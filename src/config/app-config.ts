@@ -3,8 +3,12 @@
  * the process with a message that names the variable (ConfigError), never a late crash.
  */
 import { CronTime } from 'cron';
+import { ConfigError, Env, integer, value } from './env-values';
 import { loadNotificationConfig, NotificationConfig } from './notification-config';
 import { parseWebhookSecrets, WebhookSecrets } from './webhook-secrets';
+
+/** Thrown for a bad value; named here too, where the configuration is loaded. */
+export { ConfigError };
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -44,18 +48,6 @@ export interface AppConfig {
   notifications: NotificationConfig;
 }
 
-export class ConfigError extends Error {
-  constructor(
-    readonly variable: string,
-    detail: string,
-  ) {
-    super(`Invalid configuration: ${variable} ${detail}`);
-    this.name = 'ConfigError';
-  }
-}
-
-type Env = Record<string, string | undefined>;
-
 /** `stdoutIsTty`: whether a person is likely reading the logs (pretty by default under npm start). */
 export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.isTTY === true): AppConfig {
   const config = readConfig(env, stdoutIsTty);
@@ -85,20 +77,6 @@ function readConfig(env: Env, stdoutIsTty: boolean): AppConfig {
     metricsToken: bearerToken(env, 'METRICS_TOKEN'),
     notifications: loadNotificationConfig(env),
   });
-}
-
-function value(env: Env, name: string): string | undefined {
-  const raw = env[name];
-  return raw === undefined || raw.trim() === '' ? undefined : raw.trim();
-}
-
-function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = value(env, name);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
-  }
-  return Number(raw);
 }
 
 function databaseUrl(env: Env, name: string): string | null {

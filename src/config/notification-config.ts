@@ -2,7 +2,7 @@
  * Settings of merchant notifications (docs/notifications.md), validated at boot like the
  * rest of the configuration: a bad value stops the process naming the variable.
  */
-import { ConfigError } from './app-config';
+import { ConfigError, Env, integer, onOff, value } from './env-values';
 
 export interface NotificationConfig {
   /** false with NOTIFY_WORKERS=off: this instance records and enqueues but never delivers. */
@@ -18,14 +18,12 @@ export interface NotificationConfig {
 
 export const DEFAULT_RETRY_SCHEDULE = '0,5s,5m,30m,2h,5h,10h,10h';
 
-type Env = Record<string, string | undefined>;
-
 export function loadNotificationConfig(env: Env): NotificationConfig {
   return {
     workers: onOff(env, 'NOTIFY_WORKERS', true),
-    concurrency: whole(env, 'NOTIFY_WORKER_CONCURRENCY', 10, 1, 100),
-    retrySchedule: parseRetrySchedule(env.NOTIFY_RETRY_SCHEDULE?.trim() || DEFAULT_RETRY_SCHEDULE),
-    timeoutMs: whole(env, 'NOTIFY_TIMEOUT_MS', 10000, 100, 120000),
+    concurrency: integer(env, 'NOTIFY_WORKER_CONCURRENCY', 10, 1, 100),
+    retrySchedule: parseRetrySchedule(value(env, 'NOTIFY_RETRY_SCHEDULE') ?? DEFAULT_RETRY_SCHEDULE),
+    timeoutMs: integer(env, 'NOTIFY_TIMEOUT_MS', 10000, 100, 120000),
     allowPrivateNetworks: onOff(env, 'NOTIFY_ALLOW_PRIVATE_NETWORKS', false),
     encryptionKey: encryptionKey(env),
   };
@@ -51,26 +49,9 @@ export function parseRetrySchedule(raw: string): number[] {
   return slots;
 }
 
-function onOff(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
-  if (['on', 'true', '1', 'yes'].includes(raw)) return true;
-  if (['off', 'false', '0', 'no'].includes(raw)) return false;
-  throw new ConfigError(name, `must be on/off or true/false (got "${raw}")`);
-}
-
-function whole(env: Env, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name]?.trim();
-  if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(name, `must be a whole number from ${min} to ${max} (got "${raw}")`);
-  }
-  return Number(raw);
-}
-
 function encryptionKey(env: Env): Buffer | null {
-  const raw = env.ENCRYPTION_KEY?.trim();
-  if (raw === undefined || raw === '') return null;
+  const raw = value(env, 'ENCRYPTION_KEY');
+  if (raw === undefined) return null;
   const key = Buffer.from(raw, 'base64');
   if (key.length !== 32 || key.toString('base64').replace(/=+$/, '') !== raw.replace(/=+$/, '')) {
     throw new ConfigError('ENCRYPTION_KEY', 'must be 32 random bytes in base64 (openssl rand -base64 32)');
