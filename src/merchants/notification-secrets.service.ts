@@ -10,7 +10,7 @@ import { NotificationSecretsRepository } from './notification-secrets.repository
 import { generateNotificationSecret, openSecret, sealSecret } from './secret-box';
 
 /** How long a rolled secret keeps signing beside the new one. */
-export const ROLL_OVERLAP_SECONDS = 24 * 3600;
+const ROLL_OVERLAP_SECONDS = 24 * 3600;
 
 /**
  * Per merchant and environment `whsec_` secrets that sign notifications

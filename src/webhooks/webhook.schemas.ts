@@ -113,7 +113,7 @@ export class OtherProviderEvent extends ProviderEventBase {
   data!: Record<string, unknown>;
 }
 
-export const PROVIDER_EVENTS = [
+const PROVIDER_EVENTS = [
   PaymentSucceededEvent,
   PaymentFailedEvent,
   RefundSucceededEvent,
@@ -121,7 +121,7 @@ export const PROVIDER_EVENTS = [
   OtherProviderEvent,
 ];
 
-export const PROVIDER_EVENT_BODY: SchemaObject = {
+const PROVIDER_EVENT_BODY: SchemaObject = {
   oneOf: PROVIDER_EVENTS.map((event) => ({ $ref: getSchemaPath(event) })),
 };
 

@@ -4,8 +4,8 @@ import { Metrics } from '../metrics/metrics';
 import { DomainError } from '../errors/domain-error';
 
 /** Failures an address may make per window before its failures are answered 429. */
-export const AUTH_FAILURE_LIMIT = 20;
-export const AUTH_FAILURE_WINDOW_MS = 60_000;
+const AUTH_FAILURE_LIMIT = 20;
+const AUTH_FAILURE_WINDOW_MS = 60_000;
 /** Addresses remembered at most; beyond, the stalest are forgotten first. */
 const MAX_ADDRESSES = 10_000;
 

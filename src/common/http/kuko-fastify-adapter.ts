@@ -12,7 +12,7 @@ import { sendApiResponse } from './send';
 
 export const MAX_BODY_BYTES = 64 * 1024;
 /** Request headers must all arrive within this (docs/operations.md). */
-export const HEADERS_TIMEOUT_MS = 10_000;
+const HEADERS_TIMEOUT_MS = 10_000;
 
 export interface AdapterOptions {
   /** The whole request must arrive within this, or the connection is answered 408 and closed. */

@@ -53,7 +53,7 @@ export function startupSummary(facts: StartupFacts): { msg: string; fields: Reco
 }
 
 /** user@host:port/database: a URL's password (and any query) never reaches the logs. */
-export function describeDatabase(databaseUrl: string): string {
+function describeDatabase(databaseUrl: string): string {
   try {
     const url = new URL(databaseUrl);
     const user = url.username ? `${decodeURIComponent(url.username)}@` : '';

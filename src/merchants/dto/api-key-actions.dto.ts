@@ -3,7 +3,7 @@ import { IsDefined, IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
 import { ENVIRONMENTS, Environment } from '../../domain/environment';
 
 /** The longest grace period of a rolled key: 30 days. */
-export const MAX_EXPIRES_IN = 30 * 86400;
+const MAX_EXPIRES_IN = 30 * 86400;
 
 export class RevokeApiKeysDto {
   @ApiProperty({ enum: ENVIRONMENTS, example: 'live' })
