@@ -3,6 +3,7 @@ import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, orderBody, TestMerchant } from './support/factories';
 import { NOTIFY_ENV } from './support/notifications';
 import { Receiver, signedBy, startReceiver, waitFor, waitForSettled } from './support/receiver';
+import { delta, scrape } from './support/metrics';
 import { startTestApp, TestApp } from './support/test-app';
 import { deliverEvent, paymentSucceeded } from './support/webhooks';
 
@@ -245,5 +246,54 @@ describe('merchant notifications (docs/notifications.md)', () => {
       'resource_missing',
       'id',
     );
+  });
+
+  it('counts its attempts and its backlog on /metrics (docs/operations.md)', async () => {
+    // An app of its own, so that no other test's events move the figures.
+    const app = await startTestApp(NOTIFY_ENV);
+    const failing = await startReceiver(() => ({ status: 503 }));
+    try {
+      const owner = await createMerchant(app);
+      const before = await scrape(app);
+      const pay = async (url: string) => {
+        const created = await app
+          .http()
+          .post('/v1/orders')
+          .set('X-Api-Key', owner.testKey)
+          .send(orderBody({ notify_url: url }));
+        await deliverEvent(app, paymentSucceeded(created.body.data.id));
+      };
+      await pay(receiver.url);
+      await pay(failing.url);
+      await waitForSettled(app.db.pool);
+      const after = await scrape(app);
+      // One delivered at once; three failed attempts (the schedule's three slots) for the other.
+      expect(delta(before, after, 'kukopay_notification_attempts_total{result="delivered"}')).toBe(1);
+      expect(delta(before, after, 'kukopay_notification_attempts_total{result="failed"}')).toBe(3);
+      expect(after.get('kukopay_notifications_pending')).toBe(0);
+      expect(after.get('kukopay_notification_oldest_pending_age_seconds')).toBe(0);
+    } finally {
+      await failing.close();
+      await app.close();
+    }
+  });
+
+  it('shows events nobody delivers as a backlog on /metrics', async () => {
+    const app = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    try {
+      const owner = await createMerchant(app);
+      const created = await app
+        .http()
+        .post('/v1/orders')
+        .set('X-Api-Key', owner.testKey)
+        .send(orderBody({ notify_url: receiver.url }));
+      await deliverEvent(app, paymentSucceeded(created.body.data.id));
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const series = await scrape(app);
+      expect(series.get('kukopay_notifications_pending')).toBe(1);
+      expect(series.get('kukopay_notification_oldest_pending_age_seconds')).toBeGreaterThanOrEqual(1);
+    } finally {
+      await app.close();
+    }
   });
 });
