@@ -223,6 +223,28 @@ describe('merchant notifications (docs/notifications.md)', () => {
     expect(attempts.map((a: { kind: string }) => a.kind)).toEqual(['scheduled', 'redelivery']);
   });
 
+  it('redelivers a failed event: a 2xx makes it delivered, with a signature made at the new attempt', async () => {
+    const recovering = await startReceiver((n) => ({ status: n < 3 ? 503 : 200 }));
+    try {
+      const order = await createOrder({ notify_url: recovering.url });
+      await pay(order.id);
+      const [event] = await eventsOf(order.id);
+      await waitFor(t.db.pool, `SELECT delivery_status = 'failed' AS done FROM events WHERE id = $1`, [event.id]);
+      await new Promise((resolve) => setTimeout(resolve, 1100)); // a later second for the new timestamp
+
+      expectSuccess(await api().post(`/v1/events/${event.id}/redeliver`), 202);
+      await waitFor(t.db.pool, `SELECT delivery_status = 'delivered' AS done FROM events WHERE id = $1`, [event.id]);
+      const shown = (await api().get(`/v1/events/${event.id}`)).body.data;
+      expect(shown.delivery).toMatchObject({ status: 'delivered', attempts: 4, next_attempt_at: null });
+      const stamps = recovering.received.map((r) => Number(r.headers['webhook-timestamp']));
+      expect(stamps).toHaveLength(4);
+      expect(stamps[3]).toBeGreaterThan(stamps[0]);
+      expect(signedBy(recovering.received[3], merchant.secrets.test)).toBe(true);
+    } finally {
+      await recovering.close();
+    }
+  });
+
   it('answers 404 to test helpers called with a live key', async () => {
     const live = await createOrder({ notify_url: 'https://merchant.example/notify' }, merchant.liveKey);
     expectError(await api(merchant.liveKey).post(`/v1/test_helpers/orders/${live.id}/pay`), 404, 'route_not_found');
