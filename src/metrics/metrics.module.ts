@@ -12,10 +12,15 @@ import { oldestExpiredKeyAgeSeconds } from './metrics.repository';
       inject: [Db],
       useFactory: (db: Db) => {
         const metrics = new Metrics(() => db.poolStats());
-        metrics.gaugeFromQuery(
-          'idempotency_oldest_expired_key_age_seconds',
-          'How long the oldest expired idempotency key has waited for the purge (0: none waiting)',
+        metrics.gaugesFromQuery(
           () => oldestExpiredKeyAgeSeconds(db),
+          [
+            {
+              name: 'idempotency_oldest_expired_key_age_seconds',
+              help: 'How long the oldest expired idempotency key has waited for the purge (0: none waiting)',
+              pick: (age) => age,
+            },
+          ],
         );
         return metrics;
       },

@@ -6,7 +6,6 @@
  * job, so each event gets exactly one first job.
  */
 import { Injectable } from '@nestjs/common';
-import type { NotificationBacklog } from '../common/metrics/notification-metrics';
 import { Db, NamedStatement } from '../database/db';
 import { keysetRows, KeysetRows } from '../database/keyset-page';
 import { Environment } from '../domain/environment';
@@ -145,7 +144,7 @@ export class EventsRepository {
   }
 
   /** How many events wait for delivery, and for how long the oldest has (for /metrics). */
-  async backlog(): Promise<NotificationBacklog> {
+  async backlog(): Promise<{ pending: number; oldestPendingAgeSeconds: number | null }> {
     const row = await this.db.one<{ pending: number; oldest: number | null }>(
       `SELECT count(*)::int AS pending, extract(epoch FROM now() - min(created_at))::float8 AS oldest
          FROM events WHERE delivery_status = 'pending'`,

@@ -40,6 +40,20 @@ export class NotificationsModule implements OnModuleInit {
 
   /** /metrics reports the notification backlog, read at each scrape (docs/operations.md). */
   onModuleInit(): void {
-    this.metrics.useNotificationBacklog(() => this.events.backlog());
+    this.metrics.gaugesFromQuery(
+      () => this.events.backlog(),
+      [
+        {
+          name: 'notifications_pending',
+          help: 'Notification events not yet delivered nor failed',
+          pick: (backlog) => backlog.pending,
+        },
+        {
+          name: 'notification_oldest_pending_age_seconds',
+          help: 'Age of the oldest notification event still pending (0 when none is)',
+          pick: (backlog) => backlog.oldestPendingAgeSeconds ?? 0,
+        },
+      ],
+    );
   }
 }

@@ -19,14 +19,17 @@ describe('Metrics', () => {
     expect(value(await metrics.registry.metrics(), 'kukopay_db_pool_lent_connections')).toBe(7);
   });
 
-  it('shows the notification backlog once a source is registered, reading it once per scrape', async () => {
+  it('shows gauges from a query once registered, reading it once per scrape for all of them', async () => {
     const metrics = new Metrics(IDLE_POOL);
     expect(await metrics.registry.metrics()).not.toContain('kukopay_notifications_pending');
     let reads = 0;
-    metrics.useNotificationBacklog(async () => {
+    metrics.gaugesFromQuery(async () => {
       reads += 1;
-      return { pending: 3, oldestPendingAgeSeconds: reads === 1 ? 42 : null };
-    });
+      return { pending: 3, oldest: reads === 1 ? 42 : 0 };
+    }, [
+      { name: 'notifications_pending', help: 'pending', pick: (row) => row.pending },
+      { name: 'notification_oldest_pending_age_seconds', help: 'oldest', pick: (row) => row.oldest },
+    ]);
     metrics.notificationAttempts.inc({ result: 'delivered' }, 2);
     const first = await metrics.registry.metrics();
     expect(value(first, 'kukopay_notifications_pending')).toBe(3);

@@ -1,5 +1,4 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { NotificationBacklogSource } from './notification-metrics';
 import type { PoolStats } from '../../database/db';
 
 const PREFIX = 'kukopay_';
@@ -110,45 +109,24 @@ export class Metrics {
   }
 
   /**
-   * The extension point for merchant notifications (docs/operations.md): their module
-   * calls this once with a function that reads the backlog (pending count and the age of
-   * the oldest pending event), run at each scrape; and it counts attempts with
-   * `notificationAttempts.inc({ result })`. Until it is called the gauges do not exist (an
-   * instance without the notifications module, such as a unit test's).
+   * Gauges read from the database at each scrape, all from one call of `query` per scrape
+   * (see onePerScrape). When the query fails a gauge keeps its last value. Features add
+   * theirs this way (the idempotency purge's backlog, notifications' backlog,
+   * docs/operations.md); until a feature does, its gauges do not exist.
    */
-  useNotificationBacklog(source: NotificationBacklogSource): void {
-    const read = onePerScrape(source);
-    new Gauge({
-      name: `${PREFIX}notifications_pending`,
-      help: 'Notification events not yet delivered nor failed',
-      registers: [this.registry],
-      async collect() {
-        const backlog = await read();
-        if (backlog) this.set(backlog.pending);
-      },
-    });
-    new Gauge({
-      name: `${PREFIX}notification_oldest_pending_age_seconds`,
-      help: 'Age of the oldest notification event still pending (0 when none is)',
-      registers: [this.registry],
-      async collect() {
-        const backlog = await read();
-        if (backlog) this.set(backlog.oldestPendingAgeSeconds ?? 0);
-      },
-    });
-  }
-
-  /** A gauge read from the database at each scrape; left unchanged when the query fails. */
-  gaugeFromQuery(name: string, help: string, query: () => Promise<number>): void {
-    new Gauge({
-      name: `${PREFIX}${name}`,
-      help,
-      registers: [this.registry],
-      async collect() {
-        const value = await query().catch(() => null);
-        if (value !== null) this.set(value);
-      },
-    });
+  gaugesFromQuery<T>(query: () => Promise<T>, gauges: { name: string; help: string; pick: (row: T) => number }[]) {
+    const read = onePerScrape(query);
+    for (const { name, help, pick } of gauges) {
+      new Gauge({
+        name: `${PREFIX}${name}`,
+        help,
+        registers: [this.registry],
+        async collect() {
+          const row = await read();
+          if (row !== null) this.set(pick(row));
+        },
+      });
+    }
   }
 }
 
