@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
 import { expectError, expectSuccess } from './support/expect-error';
-import { createMerchant, createPaidOrder } from './support/factories';
+import { createMerchant, createOrder, createPaidOrder } from './support/factories';
 import { startServerProcess } from './support/server-process';
 import { startTestApp } from './support/test-app';
 import { WEBHOOK_ENV } from './support/webhooks';
@@ -43,11 +43,13 @@ describe('production database settings (docs/operations.md)', () => {
   });
 
   it('lets one hot order starve no other merchant, and answers its queued writes 503, storing nothing', async () => {
+    // 8 connections: 6 transaction slots, of which one merchant may hold 4.
     const t = await startTestApp({ ...WEBHOOK_ENV, DATABASE_POOL_SIZE: '8' });
     const holder = await t.db.pool.connect();
     try {
       const [hot, other] = [await createMerchant(t, 'Hot'), await createMerchant(t, 'Other')];
       const order = await createPaidOrder(t, hot.testKey);
+      const othersOrder = await createPaidOrder(t, other.testKey);
       // A row lock held far longer than lock_timeout, as a stuck transaction would.
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
@@ -59,20 +61,36 @@ describe('production database settings (docs/operations.md)', () => {
         return request.send({ order_id: order.id, amount: 10 });
       });
       const answered = Promise.all(refunds);
-      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 6);
+      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 4);
 
-      // Every connection a transaction may hold is now waiting on the hot row: others still get served.
+      // The hot merchant's whole share of the slots now waits on its row, the rest of its
+      // refunds wait for its share: other merchants still read and write, at once.
+      const started = Date.now();
       const list = await t.http().get('/v1/orders').set('X-Api-Key', other.testKey);
       expectSuccess(list, 200);
-      expect(await lockWaiters(t.db.pool)).toBeGreaterThanOrEqual(6);
+      const othersRefund = await t
+        .http()
+        .post('/v1/refunds')
+        .set('X-Api-Key', other.testKey)
+        .set('Idempotency-Key', randomUUID())
+        .send({ order_id: othersOrder.id, amount: 10 });
+      expectSuccess(othersRefund, 201);
+      const othersClose = await t
+        .http()
+        .post(`/v1/orders/${(await createOrder(t, other.testKey)).id}/close`)
+        .set('X-Api-Key', other.testKey);
+      expectSuccess(othersClose, 200);
+      // Without the share they waited for a slot until the hot refunds' lock_timeout (5 s).
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(await lockWaiters(t.db.pool)).toBe(4);
 
       for (const response of await answered) {
         expectError(response, 503, 'service_unavailable');
         expect(response.headers['retry-after']).toBe('1');
       }
       await holder.query('ROLLBACK');
-      const stored = await t.db.pool.query('SELECT count(*)::int AS n FROM idempotency_keys');
-      expect(stored.rows[0].n).toBe(0);
+      const stored = await t.db.pool.query('SELECT merchant_id FROM idempotency_keys');
+      expect(stored.rows).toEqual([{ merchant_id: other.id }]);
       const refunded = await t.db.pool.query('SELECT amount_refunded::int AS n FROM orders WHERE id = $1', [order.id]);
       expect(refunded.rows[0].n).toBe(0);
 

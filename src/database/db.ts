@@ -82,8 +82,10 @@ export class Db implements Connection {
   private readonly preparations = new Map<string, string>();
   private readonly prepared = new WeakSet<PoolClient>();
   /**
-   * Transactions may hold at most this many connections at once, so that requests queued
-   * on one hot row lock can never take the connections every other request needs.
+   * Transactions may hold at most three quarters of the connections at once, so that
+   * requests queued on a hot row lock can never take those that reads need; one tenant
+   * at most two thirds of those, so that they never take all that other tenants' writes
+   * need either (docs/operations.md, "One hot order").
    */
   private readonly transactionSlots: Slots;
   /** Sent with every BEGIN behind a transaction pooler, where startup options are refused. */
@@ -99,7 +101,8 @@ export class Db implements Connection {
   ) {
     this.mode = options.mode;
     this.size = options.poolSize;
-    this.transactionSlots = new Slots(Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4)));
+    const slots = Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4));
+    this.transactionSlots = new Slots(slots, Math.max(1, slots - Math.ceil(slots / 3)));
     this.settingsPerTransaction =
       options.mode === 'transaction'
         ? Object.entries(SESSION_SETTINGS).map(([name, value]) => `SET LOCAL ${name} = ${literal(value)}`)
@@ -144,8 +147,16 @@ export class Db implements Connection {
   /**
    * Runs fn in one transaction (joining the open one, if any). `opening` statements are
    * sent with BEGIN, and their rows handed to fn; they take no parameters (see `call`).
+   *
+   * `tenant` is whose work it is: the merchant's id, or the name of the service's own
+   * work (`webhook:<provider>`, `notifications`, `purge`, `admin`). It decides which
+   * share of the transaction slots the transaction waits for.
    */
-  async transaction<T>(fn: (openingRows: unknown[][]) => Promise<T>, opening: string[] = []): Promise<T> {
+  async transaction<T>(
+    tenant: string,
+    fn: (openingRows: unknown[][]) => Promise<T>,
+    opening: string[] = [],
+  ): Promise<T> {
     if (this.current.getStore()) {
       if (opening.length > 0) throw new Error('a nested transaction cannot send opening statements');
       return fn([]);
@@ -153,6 +164,7 @@ export class Db implements Connection {
     this.waiting += 1;
     try {
       await this.transactionSlots.acquire(
+        tenant,
         ACQUIRE_TIMEOUT_MS,
         () => new DatabaseBusyError('no transaction slot in time'),
       );
@@ -162,7 +174,7 @@ export class Db implements Connection {
     try {
       return await this.withConnection((client, discard) => this.runTransaction(client, discard, fn, opening));
     } finally {
-      this.transactionSlots.release();
+      this.transactionSlots.release(tenant);
     }
   }
 

@@ -27,9 +27,7 @@ const UNAVAILABLE_MESSAGES = [
 const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
 /** Thrown when a request waited too long for a transaction slot (Db): the database is busy. */
-export class DatabaseBusyError extends Error {
-  readonly code = 'KUKO_BUSY';
-}
+export class DatabaseBusyError extends Error {}
 
 function codeOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;

@@ -1,23 +1,36 @@
 /**
- * A counting semaphore with a wait limit. Per process, for load shaping only: it decides
- * how many connections may sit in transactions at once, never whether anything happens.
+ * A counting semaphore with a wait limit and a share per tenant. Per process, for load
+ * shaping only: it decides how many connections may sit in transactions at once, and how
+ * many of them one tenant may hold, never whether anything happens.
+ *
+ * The share is what keeps one tenant's hot row from starving the others: requests queued
+ * on a row lock hold their slots while they wait, so without a share they could take them
+ * all. With it, a tenant past its share waits for one of its own slots, and every other
+ * tenant still finds `size - perTenant` slots it can take.
  */
 export class Slots {
   private free: number;
-  private readonly waiting: { grant: () => void; timer: NodeJS.Timeout }[] = [];
+  private readonly heldBy = new Map<string, number>();
+  private readonly waiting: { tenant: string; grant: () => void; timer: NodeJS.Timeout }[] = [];
 
-  constructor(size: number) {
+  constructor(
+    size: number,
+    private readonly perTenant: number,
+  ) {
     this.free = size;
   }
 
-  /** Resolves when a slot is this caller's; rejects with `onTimeout()` after `timeoutMs`. */
-  acquire(timeoutMs: number, onTimeout: () => Error): Promise<void> {
-    if (this.free > 0) {
-      this.free -= 1;
+  /** Resolves when a slot is `tenant`'s; rejects with `onTimeout()` after `timeoutMs`. */
+  acquire(tenant: string, timeoutMs: number, onTimeout: () => Error): Promise<void> {
+    // A waiter that could take a slot was granted one when it was released, so arriving
+    // while others wait jumps no queue that could have moved.
+    if (this.canTake(tenant)) {
+      this.take(tenant);
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
       const entry = {
+        tenant,
         grant: () => {
           clearTimeout(entry.timer);
           resolve();
@@ -31,9 +44,29 @@ export class Slots {
     });
   }
 
-  release(): void {
-    const next = this.waiting.shift();
-    if (next) next.grant();
-    else this.free += 1;
+  release(tenant: string): void {
+    const held = (this.heldBy.get(tenant) ?? 0) - 1;
+    if (held > 0) this.heldBy.set(tenant, held);
+    else this.heldBy.delete(tenant);
+    this.free += 1;
+    // In arrival order, the first waiter whose tenant is under its share.
+    const next = this.waiting.findIndex((entry) => this.canTake(entry.tenant));
+    if (next === -1) return;
+    const [entry] = this.waiting.splice(next, 1);
+    this.take(entry!.tenant);
+    entry!.grant();
+  }
+
+  private held(tenant: string): number {
+    return this.heldBy.get(tenant) ?? 0;
+  }
+
+  private canTake(tenant: string): boolean {
+    return this.free > 0 && this.held(tenant) < this.perTenant;
+  }
+
+  private take(tenant: string): void {
+    this.free -= 1;
+    this.heldBy.set(tenant, this.held(tenant) + 1);
   }
 }

@@ -95,7 +95,7 @@ export class IdempotencyPurgeService {
   private async purgeBehindPooler(signal?: AbortSignal): Promise<PurgeResult> {
     let skipped = false;
     const result = await this.batches(signal, () =>
-      this.db.transaction(async () => {
+      this.db.transaction('purge', async () => {
         if (!(await tryLockTransaction(this.db, ADVISORY_LOCKS.purge))) {
           skipped = true;
           return 0;

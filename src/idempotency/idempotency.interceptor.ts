@@ -94,6 +94,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     let executed = false;
     try {
       const response = await this.db.transaction(
+        scope.merchantId,
         async ([claimRows]) => {
           const claim = this.keys.toClaim(claimRows[0]);
           if (claim.stored) return this.answerFromStore(request, claim.stored, incoming);

@@ -49,7 +49,7 @@ export class ApiKeysService {
   }
 
   roll(merchantId: string, environment: Environment, expiresInSeconds: number): Promise<RolledApiKey> {
-    return this.db.transaction(async () => {
+    return this.db.transaction('admin', async () => {
       if (!(await this.merchants.lockForUpdate(merchantId))) throw notFound('merchant', merchantId);
       const expiresAt = await this.keys.expireActive(merchantId, environment, expiresInSeconds);
       const { key, createdAt } = await this.issue(merchantId, environment);
@@ -65,7 +65,7 @@ export class ApiKeysService {
   }
 
   revoke(merchantId: string, environment: Environment): Promise<RevokedApiKeys> {
-    return this.db.transaction(async () => {
+    return this.db.transaction('admin', async () => {
       if (!(await this.merchants.lockForUpdate(merchantId))) throw notFound('merchant', merchantId);
       const revoked = await this.keys.revokeActive(merchantId, environment);
       return { object: 'api_key_revocation', merchant_id: merchantId, environment, revoked };

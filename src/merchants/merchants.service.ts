@@ -28,7 +28,7 @@ export class MerchantsService {
   ) {}
 
   create(name: string): Promise<CreatedMerchant> {
-    return this.db.transaction(() => this.insertMerchant(name));
+    return this.db.transaction('admin', () => this.insertMerchant(name));
   }
 
   private async insertMerchant(name: string): Promise<CreatedMerchant> {
@@ -63,7 +63,7 @@ export class MerchantsService {
    * several instances starting together create one.
    */
   createDemoMerchantIfNone(): Promise<CreatedMerchant | null> {
-    return this.db.transaction(async () => {
+    return this.db.transaction('admin', async () => {
       await lockTransaction(this.db, ADVISORY_LOCKS.demoMerchant);
       return (await this.merchants.any()) ? null : this.insertMerchant('Demo merchant');
     });

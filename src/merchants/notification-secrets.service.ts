@@ -37,7 +37,7 @@ export class NotificationSecrets {
 
   /** A new current secret for the key's environment; the old one signs on for 24 hours. */
   roll(auth: RequestAuth): Promise<{ secret: string; previous_expires_at: string }> {
-    return this.db.transaction(async () => {
+    return this.db.transaction(auth.merchantId, async () => {
       // Concurrent rolls queue on the merchant row, so each retires the one before it.
       await this.merchants.lockForUpdate(auth.merchantId);
       const retired = await this.repository.retireCurrent(auth.merchantId, auth.environment, ROLL_OVERLAP_SECONDS);

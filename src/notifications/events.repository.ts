@@ -176,7 +176,7 @@ export class EventsRepository {
    * changes nothing else).
    */
   recordScheduled(event: EventRow, slot: number, result: AttemptResult, nextDelayMs: number | null): Promise<void> {
-    return this.db.transaction(async () => {
+    return this.db.transaction('notifications', async () => {
       await this.insertAttempt(event.id, 'scheduled', result);
       const status = result.delivered ? 'delivered' : nextDelayMs === null ? 'failed' : 'pending';
       // `delivery_status || ''`, not `delivery_status`: written plainly, the condition matches
@@ -206,7 +206,7 @@ export class EventsRepository {
 
   /** Records a redelivery; a 2xx makes the event delivered whatever its status was. */
   recordRedelivery(eventId: string, result: AttemptResult): Promise<void> {
-    return this.db.transaction(async () => {
+    return this.db.transaction('notifications', async () => {
       await this.insertAttempt(eventId, 'redelivery', result);
       await this.db.rows(
         `UPDATE events

@@ -76,7 +76,7 @@ export class OrdersService {
 
   /** pending → closed, with its event; any other status is refused and left unchanged. */
   close(auth: RequestAuth, id: string): Promise<OrderObject> {
-    return this.db.transaction(async () => {
+    return this.db.transaction(auth.merchantId, async () => {
       const closed = await this.orders.closeIfPending(auth, id);
       if (!closed) throw await this.notClosable(auth, id);
       await this.events.record('order.closed', orderChange(closed));

@@ -37,7 +37,7 @@ export class RefundsService {
     this.notifyUrls.check(auth, dto.notify_url);
     const existing = await this.findRepeat(auth, dto);
     if (existing) return { refund: existing, created: false };
-    return this.db.transaction(() => this.createLocked(auth, dto));
+    return this.db.transaction(auth.merchantId, () => this.createLocked(auth, dto));
   }
 
   /** The order lock, the refund and the order's new refunded amount: one transaction. */

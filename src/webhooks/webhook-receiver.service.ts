@@ -41,7 +41,7 @@ export class WebhookReceiverService implements OnModuleInit {
 
   /** `environments`: those of the secrets that signed the event; it may touch no other. */
   receive(provider: string, event: WebhookEvent, environments: ReadonlySet<Environment>): Promise<ReceiveResult> {
-    return this.db.transaction(async () => {
+    return this.db.transaction(`webhook:${provider}`, async () => {
       if (!(await this.events.claim(provider, event))) return { duplicate: true };
       const handler = this.handlers.get(event.type);
       const outcome: EventOutcome = handler

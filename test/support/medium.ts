@@ -68,7 +68,7 @@ export async function startMedium(): Promise<MediumContext> {
   const notifyUrls = new NotifyUrlPolicy(config);
   const orders = new OrdersService(db, ordersRepository, events, notifyUrls);
   const payments = new PaymentEventsHandler(ordersRepository, new FulfillmentsRepository(db), events);
-  const inTransaction = <T>(fn: () => Promise<T>) => db.transaction(fn);
+  const inTransaction = <T>(fn: () => Promise<T>) => db.transaction('test', fn);
   let sequence = 0;
   return {
     database,

@@ -1,0 +1,48 @@
+import { Slots } from './slots';
+
+const busy = () => new Error('busy');
+
+describe('Slots', () => {
+  it('lets one tenant hold no more than its share, and other tenants the rest', async () => {
+    const slots = new Slots(3, 2);
+    await slots.acquire('hot', 1000, busy);
+    await slots.acquire('hot', 1000, busy);
+    let third = false;
+    const waiting = slots.acquire('hot', 1000, busy).then(() => (third = true));
+    await slots.acquire('other', 1000, busy);
+    await Promise.resolve();
+    expect(third).toBe(false);
+
+    slots.release('other'); // a free slot, but the hot tenant is at its share
+    await Promise.resolve();
+    expect(third).toBe(false);
+    slots.release('hot');
+    await waiting;
+    expect(third).toBe(true);
+  });
+
+  it('grants waiters in arrival order, skipping those whose tenant is at its share', async () => {
+    const slots = new Slots(2, 1);
+    await slots.acquire('a', 1000, busy);
+    await slots.acquire('b', 1000, busy);
+    const order: string[] = [];
+    const a2 = slots.acquire('a', 1000, busy).then(() => order.push('a2'));
+    const c = slots.acquire('c', 1000, busy).then(() => order.push('c'));
+    slots.release('b');
+    await c;
+    slots.release('c');
+    await Promise.resolve();
+    expect(order).toEqual(['c']);
+    slots.release('a');
+    await a2;
+    expect(order).toEqual(['c', 'a2']);
+  });
+
+  it('rejects a waiter after its time limit and gives its place to no one', async () => {
+    const slots = new Slots(1, 1);
+    await slots.acquire('a', 1000, busy);
+    await expect(slots.acquire('b', 20, busy)).rejects.toThrow('busy');
+    slots.release('a');
+    await slots.acquire('b', 20, busy);
+  });
+});
