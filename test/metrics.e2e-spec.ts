@@ -122,8 +122,33 @@ describe('GET /metrics (docs/operations.md)', () => {
     }
     expect(after.get('kukopay_db_pool_size')).toBe(20);
     expect(after.get('kukopay_db_pool_waiting_clients')).toBe(0);
-    // The scrape itself reads the purge backlog, so at most that connection is lent.
-    expect(after.get('kukopay_db_pool_lent_connections')).toBeLessThanOrEqual(1);
+    // The requests above opened connections; the scrape itself reads the purge backlog,
+    // so at most that one is in use.
+    const total = after.get('kukopay_db_pool_total_connections')!;
+    expect(total).toBeGreaterThanOrEqual(1);
+    expect(total).toBeLessThanOrEqual(20);
+    expect(after.get('kukopay_db_pool_idle_connections')).toBeGreaterThanOrEqual(total - 1);
+  });
+
+  // Behind a transaction pooler the server's connections are PgBouncer's, not the pool's.
+  const direct = process.env.KUKO_TEST_POOLER === undefined;
+  (direct ? it : it.skip)('counts a connection the server ended as gone from the pool', async () => {
+    await Promise.all(Array.from({ length: 4 }, () => t.http().get('/v1/account').set('X-Api-Key', merchant.testKey)));
+    const before = (await scrape(t, METRICS_TOKEN)).get('kukopay_db_pool_total_connections')!;
+    expect(before).toBeGreaterThanOrEqual(2);
+
+    const { rows } = await t.db.pool.query(
+      `SELECT count(pg_terminate_backend(pid))::int AS ended FROM pg_stat_activity
+        WHERE application_name = 'kukopay-api' AND datname = current_database() AND state = 'idle'`,
+    );
+    expect(rows[0].ended).toBeGreaterThanOrEqual(1);
+    await new Promise((settle) => setTimeout(settle, 200));
+    const after = await scrape(t, METRICS_TOKEN);
+    // The scrape's own read of the purge backlog may have opened one anew.
+    expect(after.get('kukopay_db_pool_total_connections')).toBeLessThanOrEqual(before - rows[0].ended + 1);
+    expect(after.get('kukopay_db_pool_idle_connections')).toBeLessThanOrEqual(
+      after.get('kukopay_db_pool_total_connections')!,
+    );
   });
 
   it('reports the purge: rows deleted, runs, last run, and the backlog seen from the table', async () => {

@@ -52,12 +52,17 @@ export interface DbOptions {
 
 export const DB_OPTIONS = Symbol('DB_OPTIONS');
 
-/** What Db sees of its pool (pg keeps its own counters private to TypeORM's driver). */
+/**
+ * What Db sees of its pool. pg-pool's own counters are reachable only through TypeORM's
+ * private driver fields, so Db counts the connections it has been lent and still open.
+ */
 export interface PoolStats {
   /** The most connections the pool may open. */
   size: number;
-  /** Connections lent to requests now. */
-  lent: number;
+  /** Connections open now, lent or idle. */
+  total: number;
+  /** Open connections lent to nobody. */
+  idle: number;
   /** Requests waiting for a connection or a transaction slot. */
   waiting: number;
 }
@@ -94,6 +99,9 @@ export class Db implements Connection {
   private readonly size: number;
   private lent = 0;
   private waiting = 0;
+  /** Connections of the pool seen open: pg-pool opens one only to lend it. */
+  private readonly opened = new WeakSet<PoolClient>();
+  private open = 0;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -218,7 +226,7 @@ export class Db implements Connection {
   }
 
   poolStats(): PoolStats {
-    return { size: this.size, lent: this.lent, waiting: this.waiting };
+    return { size: this.size, total: this.open, idle: this.open - this.lent, waiting: this.waiting };
   }
 
   /**
@@ -253,6 +261,14 @@ export class Db implements Connection {
     };
   }
 
+  private countOpen(client: PoolClient): void {
+    if (this.opened.has(client)) return;
+    this.opened.add(client);
+    this.open += 1;
+    // Ended by us (discard), by pg-pool's idle timeout, or by the server: gone from the pool.
+    client.once('end', () => (this.open -= 1));
+  }
+
   /** Queues statements (escaped, without parameters) to run just before COMMIT. */
   beforeCommit(...statements: string[]): void {
     const transaction = this.current.getStore();
@@ -274,6 +290,7 @@ export class Db implements Connection {
     } finally {
       this.waiting -= 1;
     }
+    this.countOpen(client);
     this.lent += 1;
     let discarded = false;
     const discard = () => {

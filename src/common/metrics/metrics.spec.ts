@@ -1,6 +1,6 @@
 import { Metrics } from './metrics';
 
-const IDLE_POOL = () => ({ size: 20, lent: 0, waiting: 0 });
+const IDLE_POOL = () => ({ size: 20, total: 0, idle: 0, waiting: 0 });
 
 describe('Metrics', () => {
   const value = (text: string, series: string) => {
@@ -9,14 +9,15 @@ describe('Metrics', () => {
   };
 
   it('reads the pool through the function it is given, at each scrape', async () => {
-    let stats = { size: 20, lent: 2, waiting: 1 };
+    let stats = { size: 20, total: 3, idle: 1, waiting: 1 };
     const metrics = new Metrics(() => stats);
     const first = await metrics.registry.metrics();
     expect(value(first, 'kukopay_db_pool_size')).toBe(20);
-    expect(value(first, 'kukopay_db_pool_lent_connections')).toBe(2);
+    expect(value(first, 'kukopay_db_pool_total_connections')).toBe(3);
+    expect(value(first, 'kukopay_db_pool_idle_connections')).toBe(1);
     expect(value(first, 'kukopay_db_pool_waiting_clients')).toBe(1);
-    stats = { size: 20, lent: 7, waiting: 0 };
-    expect(value(await metrics.registry.metrics(), 'kukopay_db_pool_lent_connections')).toBe(7);
+    stats = { size: 20, total: 7, idle: 0, waiting: 0 };
+    expect(value(await metrics.registry.metrics(), 'kukopay_db_pool_total_connections')).toBe(7);
   });
 
   it('shows gauges from a query once registered, reading it once per scrape for all of them', async () => {

@@ -86,11 +86,8 @@ export class Metrics {
         },
       });
     pool('size', 'Connections the pool may open (DATABASE_POOL_SIZE)', (stats) => stats.size);
-    pool(
-      'lent_connections',
-      'Connections lent out now (the rest of the pool is idle or not opened yet)',
-      (stats) => stats.lent,
-    );
+    pool('total_connections', 'Connections open now, in use or idle', (stats) => stats.total);
+    pool('idle_connections', 'Open connections in use by no request', (stats) => stats.idle);
     pool('waiting_clients', 'Requests waiting for a connection or a transaction slot', (stats) => stats.waiting);
   }
 
