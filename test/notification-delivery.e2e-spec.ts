@@ -20,16 +20,16 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
   afterAll(() => t.close());
 
   /** Pays an order whose notify_url is the receiver's; resolves with its event row once settled. */
-  async function paidEvent(receiver: Receiver, path = '/notify') {
-    const created = await t
+  async function paidEvent(receiver: Receiver, path = '/notify', app = t, apiKey = merchant.testKey) {
+    const created = await app
       .http()
       .post('/v1/orders')
-      .set('X-Api-Key', merchant.testKey)
+      .set('X-Api-Key', apiKey)
       .send(orderBody({ notify_url: receiver.url.replace('/notify', path) }));
-    await deliverEvent(t, paymentSucceeded(created.body.data.id));
-    const { rows } = await t.db.pool.query('SELECT id FROM events WHERE order_id = $1', [created.body.data.id]);
-    await waitFor(t.db.pool, `SELECT delivery_status <> 'pending' AS done FROM events WHERE id = $1`, [rows[0].id]);
-    return (await t.db.pool.query('SELECT * FROM events WHERE id = $1', [rows[0].id])).rows[0];
+    await deliverEvent(app, paymentSucceeded(created.body.data.id));
+    const { rows } = await app.db.pool.query('SELECT id FROM events WHERE order_id = $1', [created.body.data.id]);
+    await waitFor(app.db.pool, `SELECT delivery_status <> 'pending' AS done FROM events WHERE id = $1`, [rows[0].id]);
+    return (await app.db.pool.query('SELECT * FROM events WHERE id = $1', [rows[0].id])).rows[0];
   }
   const attempts = async (eventId: string) =>
     (await t.db.pool.query('SELECT * FROM notification_attempts WHERE event_id = $1 ORDER BY id', [eventId])).rows;
@@ -56,6 +56,8 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
             event.created_at.getTime() + SCHEDULE_MS[slot] - 5,
           );
         });
+        // On an idle server the first attempt starts within a second of the commit.
+        expect(rows[0].attempted_at.getTime() - event.created_at.getTime()).toBeLessThan(1000);
         expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([event.id, event.id, event.id]);
         expect(new Set(receiver.received.map((r) => r.body)).size).toBe(1);
         expect(receiver.received.every((r) => signedBy(r, merchant.secrets.test))).toBe(true);
@@ -165,6 +167,55 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
       expect(row.secret).not.toContain(merchant.secrets.test.slice(6));
     }
     expect(merchant.secrets.test).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+  });
+
+  it('still signs with a secret stored before ENCRYPTION_KEY was set, and gives a merchant without one its first', async () => {
+    const plain = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const [early, bare] = [await createMerchant(plain, 'Early'), await createMerchant(plain, 'Bare')];
+    const secretsOf = async (owner: TestMerchant) =>
+      (
+        await plain.db.pool.query(
+          `SELECT secret FROM notification_secrets WHERE merchant_id = $1 AND environment = 'test'`,
+          [owner.id],
+        )
+      ).rows.map((row) => row.secret as string);
+    expect(await secretsOf(early)).toEqual([early.secrets.test]);
+    // A merchant from before notifications existed has no secret at all.
+    await plain.db.pool.query('DELETE FROM notification_secrets WHERE merchant_id = $1', [bare.id]);
+    await plain.app.close();
+
+    const keyed = await startTestApp(
+      { ...NOTIFY_ENV, ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64') },
+      plain.db,
+    );
+    const receiver = await startReceiver(() => ({ status: 200 }));
+    try {
+      const earlyEvent = await paidEvent(receiver, '/notify', keyed, early.testKey);
+      expect(earlyEvent.delivery_status).toBe('delivered');
+      const earlyDelivery = receiver.received.find((r) => r.headers['webhook-id'] === earlyEvent.id)!;
+      expect(signedBy(earlyDelivery, early.secrets.test)).toBe(true);
+
+      const bareEvent = await paidEvent(receiver, '/notify', keyed, bare.testKey);
+      expect(bareEvent.delivery_status).toBe('delivered');
+      const given = await secretsOf(bare);
+      expect(given).toHaveLength(1);
+      expect(given[0]).toMatch(/^enc:v1:/);
+      // The merchant learns it by rolling; the secret it was given signs on beside the new one.
+      const roll = await keyed
+        .http()
+        .post('/v1/account/notification_secret/roll')
+        .set('X-Api-Key', bare.testKey)
+        .set('Idempotency-Key', randomUUID());
+      expectSuccess(roll, 200);
+      const next = await paidEvent(receiver, '/notify', keyed, bare.testKey);
+      const nextDelivery = receiver.received.find((r) => r.headers['webhook-id'] === next.id)!;
+      expect(String(nextDelivery.headers['webhook-signature']).split(' ')).toHaveLength(2);
+      expect(signedBy(nextDelivery, roll.body.data.secret)).toBe(true);
+    } finally {
+      await receiver.close();
+      await keyed.close();
+      await plain.db.drop();
+    }
   });
 
   it('rolls the secret: both sign for 24 hours, then only the new one; the other environment is untouched', () =>
