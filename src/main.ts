@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
-import { notificationsStatus, startupSummary } from './common/logging/startup-summary';
+import { startupSummary } from './common/logging/startup-summary';
 import { ConfigError, loadConfig } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { resolveDatabase } from './database/resolve-database';
@@ -50,7 +50,6 @@ async function main(): Promise<void> {
     port,
     databaseUrl: database.url,
     embedded: embedded !== null,
-    notifications: notificationsStatus(config),
   });
   const url = summary.fields.url as string;
   if (demo) {

@@ -36,3 +36,12 @@ export function onOff(env: Env, name: string, fallback: boolean): boolean {
   if (['off', 'false', '0', 'no'].includes(raw)) return false;
   throw new ConfigError(name, `must be on/off or true/false (got "${raw}")`);
 }
+
+/**
+ * The bytes of strict base64 text, or null. Node decodes leniently (it skips what is not
+ * base64 and stops early); re-encoding tells truncated or mistyped text apart.
+ */
+export function strictBase64(text: string): Buffer | null {
+  const bytes = Buffer.from(text, 'base64');
+  return bytes.toString('base64').replace(/=+$/, '') === text.replace(/=+$/, '') ? bytes : null;
+}

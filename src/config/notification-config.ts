@@ -2,7 +2,7 @@
  * Settings of merchant notifications (docs/notifications.md), validated at boot like the
  * rest of the configuration: a bad value stops the process naming the variable.
  */
-import { ConfigError, Env, integer, onOff, value } from './env-values';
+import { ConfigError, Env, integer, onOff, strictBase64, value } from './env-values';
 
 export interface NotificationConfig {
   /** false with NOTIFY_WORKERS=off: this instance records and enqueues but never delivers. */
@@ -52,8 +52,8 @@ export function parseRetrySchedule(raw: string): number[] {
 function encryptionKey(env: Env): Buffer | null {
   const raw = value(env, 'ENCRYPTION_KEY');
   if (raw === undefined) return null;
-  const key = Buffer.from(raw, 'base64');
-  if (key.length !== 32 || key.toString('base64').replace(/=+$/, '') !== raw.replace(/=+$/, '')) {
+  const key = strictBase64(raw);
+  if (key?.length !== 32) {
     throw new ConfigError('ENCRYPTION_KEY', 'must be 32 random bytes in base64 (openssl rand -base64 32)');
   }
   return key;

@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { ENVIRONMENTS, Environment } from '../domain/environment';
+import { strictBase64 } from './env-values';
 
 /** One signing secret of a provider, and the environments whose objects its events may touch. */
 export interface WebhookSecret {
@@ -57,11 +58,8 @@ export function parseWebhookSecrets(raw: string | undefined): WebhookSecrets {
 function verifierFor(which: string, secret: string): Webhook {
   const match = SECRET.exec(secret);
   if (!match) throw new Error(`${which} must be whsec_ followed by base64`);
-  const bytes = Buffer.from(match[1], 'base64');
-  // Node decodes leniently; re-encoding tells truncated or padded-wrong text apart.
-  if (bytes.toString('base64').replace(/=+$/, '') !== match[1].replace(/=+$/, '')) {
-    throw new Error(`${which} is not valid base64`);
-  }
+  const bytes = strictBase64(match[1]);
+  if (!bytes) throw new Error(`${which} is not valid base64`);
   if (bytes.length < MIN_SECRET_BYTES) {
     throw new Error(`${which} decodes to ${bytes.length} bytes; at least ${MIN_SECRET_BYTES} are required`);
   }

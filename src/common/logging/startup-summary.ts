@@ -1,14 +1,8 @@
 import type { AppConfig } from '../../config/app-config';
 import { describeWebhookProviders } from '../../config/webhook-secrets';
 
-/** Whether this instance delivers merchant notifications, and why (for the start-up line). */
-export interface NotificationsStatus {
-  delivering: boolean;
-  detail: string;
-}
-
-/** Whether this instance's workers deliver merchant notifications (NOTIFY_WORKERS). */
-export function notificationsStatus(config: AppConfig): NotificationsStatus {
+/** Whether this instance's workers deliver merchant notifications (NOTIFY_WORKERS), and why. */
+function notificationsStatus(config: AppConfig): { delivering: boolean; detail: string } {
   const { workers, concurrency } = config.notifications;
   return workers
     ? { delivering: true, detail: `${concurrency} attempts at a time` }
@@ -21,7 +15,6 @@ export interface StartupFacts {
   port: number;
   databaseUrl: string;
   embedded: boolean;
-  notifications: NotificationsStatus;
 }
 
 /**
@@ -30,7 +23,8 @@ export interface StartupFacts {
  * It says "Listening on", which scripts and tests wait for.
  */
 export function startupSummary(facts: StartupFacts): { msg: string; fields: Record<string, unknown> } {
-  const { config, port, notifications } = facts;
+  const { config, port } = facts;
+  const notifications = notificationsStatus(config);
   const wildcard = config.host === '0.0.0.0' || config.host === '::';
   const url = `http://${wildcard ? 'localhost' : config.host}:${port}`;
   const database = `${describeDatabase(facts.databaseUrl)}${facts.embedded ? ' (embedded)' : ''}`;
