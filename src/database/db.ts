@@ -226,7 +226,9 @@ export class Db implements Connection {
   }
 
   poolStats(): PoolStats {
-    return { size: this.size, total: this.open, idle: this.open - this.lent, waiting: this.waiting };
+    // A connection that broke while lent has ended before it is given back.
+    const idle = Math.max(0, this.open - this.lent);
+    return { size: this.size, total: this.open, idle, waiting: this.waiting };
   }
 
   /**
