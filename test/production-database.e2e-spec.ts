@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
 import { expectError, expectSuccess } from './support/expect-error';
-import { createMerchant, createOrder, createPaidOrder } from './support/factories';
+import { createMerchant, createOrder, createPaidOrder, orderBody } from './support/factories';
 import { startServerProcess } from './support/server-process';
 import { startTestApp } from './support/test-app';
 import { WEBHOOK_ENV } from './support/webhooks';
@@ -102,6 +102,46 @@ describe('production database settings (docs/operations.md)', () => {
         .set('Idempotency-Key', keys[0]!)
         .send({ order_id: order.id, amount: 10 });
       expectSuccess(retry, 201);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+      await t.close();
+    }
+  }, 60_000);
+
+  it("lets no merchant's creates, queued on an uncommitted order, take the connections others need", async () => {
+    const t = await startTestApp({ DATABASE_POOL_SIZE: '8' });
+    const holder = await t.db.pool.connect();
+    try {
+      const [hot, other] = [await createMerchant(t, 'Hot'), await createMerchant(t, 'Other')];
+      // Another instance's create of the same out_trade_no, not committed yet.
+      await holder.query('BEGIN');
+      await holder.query(
+        `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject)
+         VALUES ('ord_uncommitted', $1, 'test', 'HELD', 2990, 'USD', 'Held')`,
+        [hot.id],
+      );
+      const creates = Array.from({ length: 12 }, () =>
+        t
+          .http()
+          .post('/v1/orders')
+          .set('X-Api-Key', hot.testKey)
+          .send(orderBody({ out_trade_no: 'HELD' })),
+      );
+      const answered = Promise.all(creates);
+      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 4);
+
+      // Unkeyed creates run in autocommit, yet wait within the merchant's share of slots.
+      const started = Date.now();
+      expectSuccess(await t.http().get('/v1/orders').set('X-Api-Key', other.testKey), 200);
+      expectSuccess(await t.http().post('/v1/orders').set('X-Api-Key', other.testKey).send(orderBody()), 201);
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(await lockWaiters(t.db.pool)).toBe(4);
+
+      await holder.query('ROLLBACK');
+      const answers = await answered;
+      expect(answers.map((answer) => answer.status).every((status) => status === 200 || status === 201)).toBe(true);
+      expect(new Set(answers.map((answer) => answer.body.data.id)).size).toBe(1);
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
       holder.release();

@@ -63,7 +63,7 @@ export interface PoolStats {
   total: number;
   /** Open connections lent to nobody. */
   idle: number;
-  /** Requests waiting for a connection or a transaction slot. */
+  /** Requests waiting for a connection or a write slot. */
   waiting: number;
 }
 
@@ -87,12 +87,13 @@ export class Db implements Connection {
   private readonly preparations = new Map<string, string>();
   private readonly prepared = new WeakSet<PoolClient>();
   /**
-   * Transactions may hold at most three quarters of the connections at once, so that
-   * requests queued on a hot row lock can never take those that reads need; one tenant
-   * at most two thirds of those, so that they never take all that other tenants' writes
-   * need either (docs/operations.md, "One hot order").
+   * Transactions and writes that may wait on a lock (write()) may hold at most three
+   * quarters of the connections at once, so that requests queued on a hot row can never
+   * take those that reads need; one tenant at most two thirds of those, so that they
+   * never take all that other tenants' writes need either (docs/operations.md, "One hot
+   * order").
    */
-  private readonly transactionSlots: Slots;
+  private readonly writeSlots: Slots;
   /** Sent with every BEGIN behind a transaction pooler, where startup options are refused. */
   private readonly settingsPerTransaction: string[];
   readonly mode: PoolMode;
@@ -110,7 +111,7 @@ export class Db implements Connection {
     this.mode = options.mode;
     this.size = options.poolSize;
     const slots = Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4));
-    this.transactionSlots = new Slots(slots, Math.max(1, slots - Math.ceil(slots / 3)));
+    this.writeSlots = new Slots(slots, Math.max(1, slots - Math.ceil(slots / 3)));
     this.settingsPerTransaction =
       options.mode === 'transaction'
         ? Object.entries(SESSION_SETTINGS).map(([name, value]) => `SET LOCAL ${name} = ${literal(value)}`)
@@ -158,7 +159,7 @@ export class Db implements Connection {
    *
    * `tenant` is whose work it is: the merchant's id, or the name of the service's own
    * work (`webhook:<provider>`, `notifications`, `purge`, `admin`). It decides which
-   * share of the transaction slots the transaction waits for.
+   * share of the write slots the transaction waits for.
    */
   async transaction<T>(
     tenant: string,
@@ -169,20 +170,34 @@ export class Db implements Connection {
       if (opening.length > 0) throw new Error('a nested transaction cannot send opening statements');
       return fn([]);
     }
+    return this.inSlot(tenant, () =>
+      this.withConnection((client, discard) => this.runTransaction(client, discard, fn, opening)),
+    );
+  }
+
+  /**
+   * A write outside any transaction (an autocommit INSERT) that may wait on a lock: a
+   * competitor's uncommitted row with the same unique key makes it wait, holding its
+   * connection. It takes a slot of the tenant's share, as a transaction does, so that
+   * such waits can never take the connections other tenants need. In a transaction, fn
+   * just runs in it.
+   */
+  write<T>(tenant: string, fn: () => Promise<T>): Promise<T> {
+    if (this.current.getStore()) return fn();
+    return this.inSlot(tenant, fn);
+  }
+
+  private async inSlot<T>(tenant: string, fn: () => Promise<T>): Promise<T> {
     this.waiting += 1;
     try {
-      await this.transactionSlots.acquire(
-        tenant,
-        ACQUIRE_TIMEOUT_MS,
-        () => new DatabaseBusyError('no transaction slot in time'),
-      );
+      await this.writeSlots.acquire(tenant, ACQUIRE_TIMEOUT_MS, () => new DatabaseBusyError('no write slot in time'));
     } finally {
       this.waiting -= 1;
     }
     try {
-      return await this.withConnection((client, discard) => this.runTransaction(client, discard, fn, opening));
+      return await fn();
     } finally {
-      this.transactionSlots.release(tenant);
+      this.writeSlots.release(tenant);
     }
   }
 

@@ -26,7 +26,7 @@ const UNAVAILABLE_MESSAGES = [
 /** pg-pool's words when no connection could be lent in time. */
 const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
-/** Thrown when a request waited too long for a transaction slot (Db): the database is busy. */
+/** Thrown when a request waited too long for a write slot (Db): the database is busy. */
 export class DatabaseBusyError extends Error {}
 
 function codeOf(error: unknown): string | undefined {
@@ -50,7 +50,7 @@ export function isSerializationFailure(error: unknown): boolean {
 
 /**
  * The database answers but cannot serve this request in time: a lock wait or statement
- * outlasted its timeout, or no connection or transaction slot could be had. Nothing was
+ * outlasted its timeout, or no connection or write slot could be had. Nothing was
  * changed (the transaction rolled back), so the request is worth retrying as it is.
  */
 export function isDatabaseBusy(error: unknown): boolean {

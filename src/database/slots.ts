@@ -1,7 +1,8 @@
 /**
  * A counting semaphore with a wait limit and a share per tenant. Per process, for load
- * shaping only: it decides how many connections may sit in transactions at once, and how
- * many of them one tenant may hold, never whether anything happens.
+ * shaping only: it decides how many connections may sit in writes (transactions, and
+ * autocommit writes that may wait on a lock) at once, and how many of them one tenant may
+ * hold, never whether anything happens.
  *
  * The share is what keeps one tenant's hot row from starving the others: requests queued
  * on a row lock hold their slots while they wait, so without a share they could take them

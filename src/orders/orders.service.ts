@@ -30,11 +30,21 @@ export class OrdersService {
    * Business idempotency: the unique (merchant, environment, out_trade_no) constraint is
    * claimed with ON CONFLICT DO NOTHING; when it was taken, the existing order is read
    * (a fresh statement, so it sees a competitor that has just committed). One write, so
-   * no transaction of its own: without an Idempotency-Key it runs in autocommit.
+   * no transaction of its own: without an Idempotency-Key it runs in autocommit. It waits
+   * on a competitor's uncommitted order with the same out_trade_no, so it counts against
+   * the merchant's share of write slots (Db.write).
    */
   async create(auth: RequestAuth, dto: CreateOrderDto): Promise<CreatedOrder> {
     this.notifyUrls.check(auth, dto.notify_url);
-    const inserted = await this.orders.insertIfAbsent(auth, {
+    const inserted = await this.db.write(auth.merchantId, () => this.insert(auth, dto));
+    if (inserted) return { order: toOrderObject(inserted), created: true };
+    const existing = await this.findByOutTradeNo(auth, dto.out_trade_no);
+    if (!existing) throw new Error(`order ${dto.out_trade_no} conflicted but cannot be read`);
+    return { order: existing, created: false };
+  }
+
+  private insert(auth: RequestAuth, dto: CreateOrderDto) {
+    return this.orders.insertIfAbsent(auth, {
       id: newId('ord'),
       outTradeNo: dto.out_trade_no,
       amount: dto.amount,
@@ -45,10 +55,6 @@ export class OrdersService {
       notifyUrl: dto.notify_url ?? null,
       returnUrl: dto.return_url ?? null,
     });
-    if (inserted) return { order: toOrderObject(inserted), created: true };
-    const existing = await this.findByOutTradeNo(auth, dto.out_trade_no);
-    if (!existing) throw new Error(`order ${dto.out_trade_no} conflicted but cannot be read`);
-    return { order: existing, created: false };
   }
 
   async getById(auth: RequestAuth, id: string): Promise<OrderObject> {

@@ -88,7 +88,7 @@ export class Metrics {
     pool('size', 'Connections the pool may open (DATABASE_POOL_SIZE)', (stats) => stats.size);
     pool('total_connections', 'Connections open now, in use or idle', (stats) => stats.total);
     pool('idle_connections', 'Open connections in use by no request', (stats) => stats.idle);
-    pool('waiting_clients', 'Requests waiting for a connection or a transaction slot', (stats) => stats.waiting);
+    pool('waiting_clients', 'Requests waiting for a connection or a write slot', (stats) => stats.waiting);
   }
 
   recordPurge(result: { deleted: number; skipped: boolean; finished: boolean }): void {
