@@ -44,6 +44,17 @@ describe('merchants and API keys', () => {
     expectError(await post().set('Authorization', `Basic ${ADMIN_TOKEN}`), 401, 'api_key_invalid', 'Authorization');
   });
 
+  it('takes the Bearer scheme in any case (RFC 9110 §11.1)', async () => {
+    for (const scheme of ['bearer', 'BEARER']) {
+      const response = await t
+        .http()
+        .post('/v1/admin/merchants')
+        .set('Authorization', `${scheme} ${ADMIN_TOKEN}`)
+        .send({ name: 'Any case' });
+      expectSuccess(response, 201);
+    }
+  });
+
   it('hides the admin API when no ADMIN_TOKEN is configured', async () => {
     const closed = await startTestApp({ ADMIN_TOKEN: '' }, t.db);
     try {

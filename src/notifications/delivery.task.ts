@@ -43,13 +43,25 @@ export class DeliveryTask {
 
     const result = await this.attempt(event, event.notify_url);
     this.metrics.notificationAttempts.inc({ result: result.delivered ? 'delivered' : 'failed' });
-    this.logger.log(
-      { event_id: event.id, slot: job.slot ?? 'redelivery', status_code: result.statusCode, error: result.error },
-      result.delivered ? 'notification delivered' : 'notification attempt failed',
-    );
-    if (!scheduled) return this.persist(() => this.events.recordRedelivery(event.id, result));
+    const outcome = {
+      event_id: event.id,
+      slot: job.slot ?? 'redelivery',
+      status_code: result.statusCode,
+      error: result.error,
+    };
+    if (!scheduled) {
+      this.logger.log({
+        msg: result.delivered ? 'notification redelivered' : 'notification redelivery failed',
+        ...outcome,
+      });
+      return this.persist(() => this.events.recordRedelivery(event.id, result));
+    }
     const schedule = this.config.notifications.retrySchedule;
     const next = job.slot! + 1 < schedule.length ? schedule[job.slot! + 1] : null;
+    if (result.delivered) this.logger.log({ msg: 'notification delivered', ...outcome });
+    else if (next !== null) this.logger.log({ msg: 'notification attempt failed; it will be retried', ...outcome });
+    // The schedule is exhausted: the delivery is now failed, which an operator should see.
+    else this.logger.warn({ msg: 'notification delivery failed after its last attempt', ...outcome });
     await this.persist(() => this.events.recordScheduled(event, job.slot!, result, next));
   }
 

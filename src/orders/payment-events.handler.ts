@@ -51,10 +51,13 @@ export class PaymentEventsHandler implements WebhookEventHandler {
     if (payment.amount !== money(order.amount) || payment.currency !== order.currency) {
       const expected = `${order.amount} ${order.currency}`;
       const got = `${payment.amount} ${payment.currency}`;
-      this.logger.warn(
-        { event_id: event.id, order_id: order.id, expected, got },
-        'payment does not match its order; the order is left unpaid',
-      );
+      this.logger.warn({
+        msg: 'payment does not match its order; the order is left unpaid',
+        event_id: event.id,
+        order_id: order.id,
+        expected,
+        got,
+      });
       return outcome(order, 'rejected', `payment of ${got} does not match the order's ${expected}`);
     }
     const paid = await this.orders.markPaid(order.id);

@@ -20,7 +20,7 @@ export class ApiExceptionFilter implements ExceptionFilter {
     // A DomainError is an answer we chose (503 resource_not_ready …): the request line says
     // it. Anything else that ends in a 5xx is a fault, logged with its stack.
     if (response.status >= 500 && !(exception instanceof DomainError)) {
-      this.logger.error({ err: exception, request_id: request.id }, 'request failed');
+      this.logger.error({ msg: 'request failed', err: exception, request_id: request.id });
     }
     if (reply.sent) return;
     sendApiResponse(reply, response);
