@@ -18,7 +18,7 @@ import { installMetrics } from './metrics/install-metrics';
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
   const logger = createRootLogger(options.config.logLevel, options.config.logFormat);
   const adapter = new KukoFastifyAdapter({ requestTimeoutMs: options.config.requestTimeoutMs });
-  logRequests(adapter.getInstance(), logger);
+  logRequests(adapter.getInstance(), adapter.connections, logger);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options), adapter, {
     logger: new NestPinoLogger(logger),
     // KukoFastifyAdapter has the one JSON parser (raw bytes kept for webhooks).
@@ -29,7 +29,7 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
   app.useGlobalPipes(createValidationPipe());
   // Idempotency outside the envelope: it stores and replays the complete answer.
   app.useGlobalInterceptors(app.get(IdempotencyInterceptor), new EnvelopeInterceptor());
-  installMetrics(app, options.config);
+  installMetrics(app, options.config, adapter.connections);
   setUpOpenApi(app);
   await app.init();
   await app.getHttpAdapter().getInstance().ready();

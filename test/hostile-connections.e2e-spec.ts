@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect, Socket } from 'node:net';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { delta, scrape } from './support/metrics';
 import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
 import { WEBHOOK_ENV } from './support/webhooks';
 
@@ -53,6 +54,24 @@ function rawExchange(port: number, chunks: (Buffer | string)[], gapMs = 0, waitM
   });
 }
 
+/** Everything a raw socket got back, as text, once the server closed it. */
+function rawText(port: number, chunks: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket: Socket = connect(port, '127.0.0.1', () => chunks.forEach((chunk) => socket.write(chunk)));
+    const received: Buffer[] = [];
+    const giveUp = setTimeout(() => {
+      socket.destroy();
+      reject(new Error('the server did not close the connection'));
+    }, 15_000);
+    socket.on('data', (chunk) => received.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(giveUp);
+      resolve(Buffer.concat(received).toString('latin1'));
+    });
+  });
+}
+
 function expectRawError(answer: RawAnswer, status: number, error: string): void {
   expect({ status: answer.status, error: answer.body.error }).toEqual({ status, error });
   expect(answer.headers['content-type']).toMatch(/^application\/json/);
@@ -97,6 +116,59 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       ],
     ])('%s', async (_name, request, status, error) => {
       expectRawError(await rawExchange(port, [request]), status, error);
+    });
+
+    it('counts them in /metrics, without a route', async () => {
+      const series = 'kukopay_http_requests_total{method="unparsed",route="unmatched",status="400"}';
+      const before = await scrape(t);
+      await rawExchange(port, ['GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n']);
+      expect(delta(before, await scrape(t), series)).toBe(1);
+    });
+  });
+
+  describe('requests Node would answer on its own, or drop', () => {
+    it.each([
+      ['HTTP/1.1 without Host', 'GET /health HTTP/1.1\r\n\r\n', 400, 'malformed_request'],
+      ['two Host headers', 'GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400, 'malformed_request'],
+      ['CONNECT', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n', 404, 'route_not_found'],
+    ])('%s', async (_name, request, status, error) => {
+      expectRawError(await rawExchange(port, [request]), status, error);
+    });
+
+    it('serves a request whose Expect it does not know as if it had none', async () => {
+      const answer = await rawExchange(port, [
+        `GET /v1/orders/ord_missing HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: bogus\r\n` +
+          `X-Api-Key: ${merchant.testKey}\r\n\r\n`,
+      ]);
+      expectRawError(answer, 404, 'resource_missing');
+    });
+
+    it('keeps every header, however many (2,500 fit in 16 KiB): the Idempotency-Key after them counts', async () => {
+      const key = randomUUID();
+      const body = JSON.stringify(orderBody());
+      const filler = Array.from({ length: 2500 }, () => 'a:1\r\n').join('');
+      const send = () =>
+        rawExchange(port, [
+          `POST /v1/orders HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(body)}\r\nX-Api-Key: ${merchant.testKey}\r\n${filler}` +
+            `Idempotency-Key: ${key}\r\n\r\n${body}`,
+        ]);
+      const first = await send();
+      expect(first.status).toBe(201);
+      const again = await send();
+      expect(again.headers['idempotent-replayed']).toBe('true');
+    });
+
+    it('answers a pipelined request before refusing the malformed one behind it', async () => {
+      const body = JSON.stringify(orderBody());
+      const exchange = await rawText(port, [
+        `POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Api-Key: ${merchant.testKey}\r\n\r\n${body}` +
+          'GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n',
+      ]);
+      const statuses = [...exchange.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => Number(match[1]));
+      expect(statuses).toEqual([201, 400]);
+      expect(exchange).toContain('"error":"malformed_request"');
     });
   });
 
@@ -175,6 +247,82 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expect(((await response.json()) as { error: string }).error).toBe('invalid_json');
       const { rows } = await t.db.pool.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
       expect(rows).toHaveLength(0);
+    });
+
+    it('stores metadata keys named like members of Object.prototype, and refuses them as fields', async () => {
+      const metadata = { constructor: 'a', toString: 'b', valueOf: 'c', prototype: 'd', hasOwnProperty: 'e', b: 'f' };
+      const created = await t
+        .http()
+        .post('/v1/orders')
+        .set('X-Api-Key', merchant.testKey)
+        .send(orderBody({ metadata }));
+      expectSuccess(created, 201);
+      expect(created.body.data.metadata).toEqual(metadata);
+      const { rows } = await t.db.pool.query('SELECT metadata FROM orders WHERE id = $1', [created.body.data.id]);
+      expect(rows[0].metadata).toEqual(metadata);
+      const fetched = await t.http().get(`/v1/orders/${created.body.data.id}`).set('X-Api-Key', merchant.testKey);
+      expect(fetched.body.data.metadata).toEqual(metadata);
+
+      const unknown = await t
+        .http()
+        .post('/v1/orders')
+        .set('X-Api-Key', merchant.testKey)
+        .send({ ...orderBody(), constructor: 'x' });
+      expectError(unknown, 400, 'parameter_unknown', 'constructor');
+      const query = await t.http().get('/v1/orders?__proto__=1').set('X-Api-Key', merchant.testKey);
+      expectError(query, 400, 'parameter_unknown', '__proto__');
+    });
+
+    it.each(['2990.0', '1.9999999999999999', '3e3', '2990.00000000000001'])(
+      'refuses the amount %s as not an integer, whatever its value',
+      async (amount) => {
+        const body = JSON.stringify(orderBody()).replace(/"amount":\d+/, `"amount":${amount}`);
+        const response = await t
+          .http()
+          .post('/v1/orders')
+          .set('X-Api-Key', merchant.testKey)
+          .set('Content-Type', 'application/json')
+          .send(body);
+        expectError(response, 400, 'parameter_invalid', 'amount');
+        expect(response.body.message).toMatch(/integer/);
+      },
+    );
+
+    it('refuses a fraction in metadata, and leaves numbers inside strings alone', async () => {
+      const fraction = await t
+        .http()
+        .post('/v1/orders')
+        .set('X-Api-Key', merchant.testKey)
+        .set('Content-Type', 'application/json')
+        .send(JSON.stringify(orderBody()).replace(/}$/, ',"metadata":{"rate":1.5}}'));
+      expectError(fraction, 400, 'parameter_invalid', 'metadata');
+      const inString = await t
+        .http()
+        .post('/v1/orders')
+        .set('X-Api-Key', merchant.testKey)
+        .send(orderBody({ subject: 'Plan 2.5e3 "x" 1.0', metadata: { rate: '1.5' } }));
+      expectSuccess(inString, 201);
+      expect(inString.body.data.subject).toBe('Plan 2.5e3 "x" 1.0');
+    });
+
+    it('counts metadata and URL lengths in code points, as the database does', async () => {
+      const create = (overrides: Record<string, unknown>) =>
+        t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody(overrides));
+      const emoji = '\u{1F600}';
+      expectSuccess(await create({ metadata: { [emoji.repeat(40)]: emoji.repeat(500) } }), 201);
+      expectError(await create({ metadata: { [emoji.repeat(41)]: 'v' } }), 400, 'parameter_invalid', 'metadata');
+      expectError(await create({ metadata: { k: emoji.repeat(501) } }), 400, 'parameter_invalid', 'metadata');
+      const url = (length: number) => `https://merchant.example/${emoji}${'a'.repeat(length - 26)}`;
+      expect([...url(2048)]).toHaveLength(2048);
+      expectSuccess(await create({ return_url: url(2048) }), 201);
+      expectError(await create({ return_url: url(2049) }), 400, 'parameter_invalid', 'return_url');
+    });
+
+    it('names the path parameter that holds a NUL, answers a malformed encoding 400 and a long id 404', async () => {
+      const get = (path: string) => t.http().get(path).set('X-Api-Key', merchant.testKey);
+      expectError(await get('/v1/orders/ord_x%00'), 400, 'parameter_invalid', 'id');
+      expectError(await get('/v1/orders/%zz'), 400, 'malformed_request');
+      expectError(await get(`/v1/orders/ord_${'a'.repeat(200)}`), 404, 'resource_missing', 'id');
     });
 
     it('counts characters as the database does: 200 letters and U+FE0F is 201', async () => {

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import request from 'supertest';
 import { createMerchant, orderBody, TestMerchant } from './support/factories';
 import { injectFault } from './support/faults';
@@ -7,6 +8,18 @@ import { SECRET, WEBHOOK_ENV, paymentSucceeded } from './support/webhooks';
 import { Webhook } from 'standardwebhooks';
 
 const ADMIN = 'logs-admin-token-0123456789';
+
+/** Sends bytes as they are; resolves with what came back once the server closed, or after `closeAfterMs`. */
+function rawRequest(port: number, bytes: string, closeAfterMs?: number): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    const received: Buffer[] = [];
+    socket.on('data', (chunk) => received.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(Buffer.concat(received).toString('latin1')));
+    if (closeAfterMs !== undefined) setTimeout(() => socket.destroy(), closeAfterMs);
+  });
+}
 
 describe('logs an operator can read (docs/operations.md)', () => {
   let t: TestApp;
@@ -52,6 +65,15 @@ describe('logs an operator can read (docs/operations.md)', () => {
       await request(server.url).post('/v1/webhooks/kukopay').set(delivery.headers).send(delivery.raw).expect(503);
       restore = await injectFault(t.db.pool, 'orders', `RAISE EXCEPTION 'injected fault';`);
       await request(server.url).post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody()).expect(500);
+      // One request the HTTP parser refuses, one whose client goes away in the middle of its body.
+      const port = Number(new URL(server.url).port);
+      const refused = await rawRequest(port, 'GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n');
+      const refusedId = /X-Request-Id: (req_[0-9a-f]{32})/.exec(refused)![1];
+      await rawRequest(
+        port,
+        'POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 50\r\n\r\n{"ou',
+        200,
+      );
       await server.kill('SIGTERM');
 
       const lines = server.stdout
@@ -79,10 +101,19 @@ describe('logs an operator can read (docs/operations.md)', () => {
       expect(completed(404)).toEqual([expect.objectContaining({ level: 'info', error: 'resource_missing' })]);
       expect(completed(503)).toEqual([expect.objectContaining({ level: 'warn', error: 'resource_not_ready' })]);
       expect(completed(500)).toEqual([expect.objectContaining({ level: 'error', error: 'internal_error' })]);
+      // Both are the client's doing: info, no stack; the refused one under the id its client got.
+      expect(completed(400)).toEqual([
+        expect.objectContaining({ level: 'info', error: 'malformed_request', request_id: refusedId }),
+        expect.objectContaining({ level: 'info', error: 'malformed_request', method: 'POST', url: '/v1/orders' }),
+      ]);
       // Only the fault has a stack, on the line the filter writes for it.
       const withStack = lines.filter((line) => JSON.stringify(line).includes('"stack"'));
       expect(withStack).toHaveLength(1);
-      expect(withStack[0]).toMatchObject({ level: 'error', request_id: completed(500)[0].request_id });
+      expect(withStack[0]).toMatchObject({
+        level: 'error',
+        msg: 'request failed',
+        request_id: completed(500)[0].request_id,
+      });
       expect(JSON.stringify(withStack[0])).toContain('injected fault');
     } finally {
       await restore?.();

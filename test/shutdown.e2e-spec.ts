@@ -48,4 +48,36 @@ describe('graceful shutdown (docs/operations.md)', () => {
       await restore();
     }
   });
+
+  it('closes a keep-alive connection once its answer is sent, so a drain ends as soon as the work does', async () => {
+    const { testKey } = await createMerchant(t);
+    const body = orderBody();
+    const restore = await injectFault(
+      t.db.pool,
+      'orders',
+      `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(1); END IF;`,
+    );
+    const server = await startServerProcess({ DATABASE_URL: t.db.url, SHUTDOWN_TIMEOUT_MS: '8000' });
+    try {
+      // fetch keeps its connections alive: the client would hold the connection open.
+      const inFlight = fetch(`${server.url}/v1/orders`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': testKey, 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      await waitForAnAdvisoryLock(t.db.pool);
+      server.child.kill('SIGTERM');
+      const answer = await inFlight;
+      expect(answer.status).toBe(201);
+      expect(answer.headers.get('connection')).toBe('close');
+      const code = await new Promise<number | null>((resolve) =>
+        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
+      );
+      // Exit 1 would mean the drain waited for SHUTDOWN_TIMEOUT_MS.
+      expect(code).toBe(0);
+    } finally {
+      await server.kill();
+      await restore();
+    }
+  });
 });

@@ -36,6 +36,11 @@ const RETRY_ADVICE = 'retry the request (with the same Idempotency-Key, if it ha
 export function toDomainError(exception: unknown): DomainError {
   if (exception instanceof DomainError) return exception;
   if (exception instanceof HttpException) return fromHttpException(exception);
+  // Node's words when a client stops sending its body (it went away, or ran out of time):
+  // the client's doing, and nothing ran. Its network code would read as a database one.
+  if (exception instanceof Error && exception.message === 'aborted') {
+    return new DomainError('malformed_request', 'The request body ended before it was complete; nothing was done.');
+  }
   // The idempotency interceptor retries these on its routes; one that still reaches here
   // (a webhook, say) changed nothing and is worth retrying as it is.
   if (isSerializationFailure(exception)) {

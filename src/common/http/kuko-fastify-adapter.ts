@@ -1,12 +1,13 @@
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import secureJsonParse from 'secure-json-parse';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { DomainError } from '../errors/domain-error';
 import { toErrorResponse } from '../errors/error-response';
 import { refuseUnstorableJson } from '../validation/storable-json';
 import { ApiResponse } from './api-response';
+import { Connections } from './connections';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
 import { sendApiResponse } from './send';
 
@@ -33,7 +34,12 @@ declare module 'fastify' {
  * their own status, which Nest would otherwise overwrite with the route's default.
  */
 export class KukoFastifyAdapter extends FastifyAdapter {
+  /** What the HTTP server answers below Fastify (parser refusals, draining). */
+  readonly connections: Connections;
+
   constructor({ requestTimeoutMs }: AdapterOptions) {
+    // The parser's refusals need the connections, which exist only once the server does.
+    const late: { connections?: Connections } = {};
     super({
       bodyLimit: MAX_BODY_BYTES,
       // Slow or trickling clients are cut off: headers within 10 s, everything within the
@@ -43,29 +49,47 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
         requestTimeout: requestTimeoutMs,
         connectionsCheckingInterval: 1000,
+        // Node would answer a bare 400 itself; the onRequest hook answers in the envelope.
+        requireHostHeader: false,
       },
-      clientErrorHandler: answerClientError,
+      clientErrorHandler: (error: Error & { code?: string }, socket: Socket) => answerClientError(late, error, socket),
       genReqId: (raw: IncomingMessage) => {
         const id = newRequestId();
         // pino-http reads the id from the raw request, so both logs and answers share it.
         (raw as { id?: string }).id = id;
         return id;
       },
-      // Trailing slashes and double slashes name the same route.
-      routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true },
+      // Trailing slashes and double slashes name the same route. An id too long for any
+      // object still reaches its route, to be answered resource_missing.
+      routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
       logger: false,
       // A URL Fastify cannot decode never reaches Nest; answer it in the envelope too.
       frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) => {
         reply.header(REQUEST_ID_HEADER, request.id);
         sendApiResponse(
           reply,
-          toErrorResponse(new DomainError('route_not_found', 'The URL is malformed.'), request.id),
+          toErrorResponse(
+            new DomainError('malformed_request', 'The URL has a malformed percent-encoding.'),
+            request.id,
+          ),
         );
       },
     });
     const fastify = this.getInstance();
+    this.connections = late.connections = new Connections(fastify.server);
+    // Headers are bounded by size (16 KiB), not by count: Node would drop those past 2000.
+    fastify.server.maxHeadersCount = 0;
+    fastify.addHook('preClose', (done) => {
+      this.connections.drain();
+      done();
+    });
     fastify.addHook('onRequest', async (request, reply) => {
       reply.header(REQUEST_ID_HEADER, request.id);
+      const host = hostRefusal(request.raw);
+      if (host) {
+        reply.header('Connection', 'close');
+        return sendApiResponse(reply, toErrorResponse(host, request.id));
+      }
     });
     fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
@@ -94,6 +118,26 @@ export function utf8Text(body: Buffer, what: string): string {
   }
 }
 
+/** Keys such as __proto__ are refused rather than silently dropped. */
+function parseJson(text: string): unknown {
+  return secureJsonParse.parse(text, { protoAction: 'error', constructorAction: 'error' });
+}
+
+const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
+
+/**
+ * Numbers written with a fraction or an exponent (`2990.0`, `1.9999999999999999`, `3e3`)
+ * put in an object, `{"fraction": "2990.0"}`: JSON.parse would make integers of some of
+ * them, and no field of the API takes anything but an integer, so each is then refused as
+ * not an integer, under its own name, whatever its value (docs/errors.md).
+ */
+export function markFractions(text: string): string {
+  if (!/\d[.eE]/.test(text)) return text;
+  return text.replace(STRING_OR_NUMBER, (token) =>
+    token[0] !== '"' && /[.eE]/.test(token) ? `{"fraction":${JSON.stringify(token)}}` : token,
+  );
+}
+
 function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   request.rawBody = body;
   // Webhook bodies are parsed only after their signature has been checked.
@@ -102,11 +146,10 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   if (body.length === 0) return undefined;
   let parsed: unknown;
   try {
-    // Keys such as __proto__ are refused rather than silently dropped.
-    parsed = secureJsonParse.parse(utf8Text(body, 'The request body'), {
-      protoAction: 'error',
-      constructorAction: 'error',
-    });
+    const text = utf8Text(body, 'The request body');
+    parsed = parseJson(text);
+    const marked = markFractions(text);
+    if (marked !== text) parsed = parseJson(marked);
   } catch (error) {
     if (error instanceof DomainError) throw error;
     throw new DomainError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`);
@@ -122,23 +165,26 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
  * Fastify or Nest answers it. It still gets the error envelope and a request id, then
  * the connection is closed, as it cannot be trusted for a next request.
  */
-function answerClientError(error: Error & { code?: string }, socket: Socket): void {
-  if (error.code === 'ECONNRESET' || !socket.writable) return;
+function answerClientError(late: { connections?: Connections }, error: Error & { code?: string }, socket: Socket) {
+  if (error.code === 'ECONNRESET') return;
   const refusal =
     error.code === 'HPE_HEADER_OVERFLOW'
       ? new DomainError('headers_too_large', 'The request headers are larger than 16 KiB.')
       : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'HPE_HEADERS_TIMEOUT'
         ? new DomainError('request_timeout', 'The request did not arrive in time; the connection is closed.')
         : new DomainError('malformed_request', 'The request is not valid HTTP/1.1; the connection is closed.');
-  const requestId = newRequestId();
-  const response = toErrorResponse(refusal, requestId);
-  const body = Buffer.from(response.json);
-  socket.end(
-    `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status]}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${body.length}\r\n` +
-      `${REQUEST_ID_HEADER}: ${requestId}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body.toString(),
-  );
+  late.connections!.refuse(socket, refusal);
+}
+
+/** HTTP/1.1 requires exactly one Host header (RFC 9112 §3.2). */
+function hostRefusal(request: IncomingMessage): DomainError | null {
+  let hosts = 0;
+  for (let i = 0; i < request.rawHeaders.length; i += 2) {
+    if (request.rawHeaders[i]!.length === 4 && request.rawHeaders[i]!.toLowerCase() === 'host') hosts += 1;
+  }
+  if (hosts > 1) return new DomainError('malformed_request', 'The request has more than one Host header.');
+  if (hosts === 0 && request.httpVersion === '1.1') {
+    return new DomainError('malformed_request', 'An HTTP/1.1 request must have a Host header.');
+  }
+  return null;
 }

@@ -1,6 +1,8 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
+import type { ValidatorOptions } from 'class-validator';
 import { DomainError } from '../errors/domain-error';
 import { refuseUnstorableJson } from '../validation/storable-json';
+import { asSentOf } from '../validation/validators';
 
 /**
  * Body and query validation with class-validator DTOs. Unknown fields are refused, and
@@ -52,9 +54,37 @@ function firstLeaf(errors: ValidationError[], prefix: string): { error: Validati
  * other JSON that is not an object is refused as a whole.
  */
 class BodyValidationPipe extends ValidationPipe {
+  /**
+   * The object-valued fields of the value being validated, copied before Nest strips
+   * keys from them; validate() puts back those of @AsSent() properties. ValidationPipe
+   * calls stripProtoKeys, then validate, with no await between them, so one field serves
+   * all requests.
+   */
+  private maps: Record<string, unknown> | null = null;
+
+  protected override stripProtoKeys(value: unknown): void {
+    // No DTO has such a field: refused like any unknown one, not silently stripped.
+    for (const name of ['__proto__', 'constructor', 'prototype']) {
+      if (typeof value === 'object' && value !== null && Object.hasOwn(value, name)) {
+        throw new DomainError('parameter_unknown', `Received unknown parameter: ${name}`, name);
+      }
+    }
+    this.maps = copyMaps(value);
+    super.stripProtoKeys(value);
+  }
+
+  protected override validate(entity: object, options?: ValidatorOptions) {
+    const maps = this.maps;
+    this.maps = null;
+    for (const name of asSentOf(entity.constructor)) {
+      if (maps && name in maps) (entity as Record<string, unknown>)[name] = maps[name];
+    }
+    return super.validate(entity, options);
+  }
+
   override transform(value: unknown, metadata: ArgumentMetadata) {
     // Bodies were checked when parsed; query strings and path parameters are checked here.
-    const refusal = metadata.type === 'body' ? null : refuseUnstorableJson(value);
+    const refusal = metadata.type === 'body' ? null : refuseUnstorableJson(value, metadata.data);
     if (refusal) throw refusal;
     if (metadata.type !== 'body') return super.transform(value, metadata);
     if (value === undefined) return super.transform({}, metadata);
@@ -63,4 +93,16 @@ class BodyValidationPipe extends ValidationPipe {
     }
     return super.transform(value, metadata);
   }
+}
+
+/** A shallow copy of each plain-object field of a value (a body's `metadata`). */
+function copyMaps(value: unknown): Record<string, unknown> | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const maps: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(value)) {
+    // Object.fromEntries defines every key as an own property, `__proto__` included.
+    if (typeof field === 'object' && field !== null && !Array.isArray(field))
+      maps[name] = Object.fromEntries(Object.entries(field));
+  }
+  return maps;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
+import type { Connections } from '../http/connections';
 import { levelOf } from './error-fields';
 
 /** Fields a request gathers as it is served (merchant, idempotency outcome …). */
@@ -20,7 +21,11 @@ export function addLogFields(request: FastifyRequest, fields: RequestLogFields):
  * status, duration and what the request gathered. Headers and bodies are not logged, so
  * API keys, tokens and webhook signatures cannot leak.
  */
-export function logRequests(fastify: FastifyInstance, logger: Logger): void {
+export function logRequests(fastify: FastifyInstance, connections: Connections, logger: Logger): void {
+  // Requests the HTTP parser refused: no route and no duration, but the answer all the same.
+  connections.onRawAnswer(({ requestId, method, url, status, error }) =>
+    logger[levelOf(status, { error })]({ request_id: requestId, method, url, status, error }, 'request completed'),
+  );
   fastify.addHook('onResponse', async (request, reply) => {
     const status = reply.statusCode;
     logger[levelOf(status, request.logFields)](

@@ -10,10 +10,11 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
 /**
  * Checks a parsed JSON value (a body, a query) before anything else walks or stores it:
  * nesting depth, and strings (keys included) that PostgreSQL cannot hold. Iterative, so a
- * hostile body cannot overflow the stack here. Returns the refusal, or null.
+ * hostile body cannot overflow the stack here. Returns the refusal, or null. `name` is
+ * what the value is called in errors when it is one parameter (a path's `id`).
  */
-export function refuseUnstorableJson(value: unknown): DomainError | null {
-  const pending: [unknown, string, number][] = [[value, '', 0]];
+export function refuseUnstorableJson(value: unknown, name = ''): DomainError | null {
+  const pending: [unknown, string, number][] = [[value, name, 0]];
   while (pending.length > 0) {
     const [item, path, depth] = pending.pop()!;
     if (typeof item === 'string') {

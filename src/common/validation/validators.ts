@@ -10,16 +10,25 @@ export function Optional() {
 }
 
 /**
- * A string of `min` to `max` characters, counted as PostgreSQL's char_length counts them:
- * Unicode code points. (class-validator's Length counts a variation selector such as
- * U+FE0F as nothing, so a string it accepts could break a CHECK in the database.)
+ * A string's length as PostgreSQL's char_length counts it, and as every length rule of
+ * the API does (docs/errors.md): Unicode code points, not UTF-16 units (an emoji is one,
+ * not two) nor what a font draws (U+FE0F is one, not none).
+ */
+export function charCount(value: string): number {
+  return [...value].length;
+}
+
+/**
+ * A string of `min` to `max` characters, counted as PostgreSQL counts them (charCount).
+ * class-validator's Length counts a variation selector such as U+FE0F as nothing, so a
+ * string it accepts could break a CHECK in the database.
  */
 export function Chars(min: number, max: number, options?: ValidationOptions) {
   return custom(
     'chars',
     (value) => {
       if (typeof value !== 'string') return false;
-      const count = [...value].length;
+      const count = charCount(value);
       return count >= min && count <= max;
     },
     {
@@ -48,7 +57,7 @@ export function IsWebUrl(name: string, accepts: (url: URL) => boolean, message: 
   return custom(
     name,
     (value) => {
-      if (typeof value !== 'string' || value.length > 2048) return false;
+      if (typeof value !== 'string' || charCount(value) > 2048) return false;
       try {
         const url = new URL(value);
         return !url.username && !url.password && accepts(url);
@@ -80,7 +89,8 @@ export function IsMetadata(options?: ValidationOptions) {
       return (
         entries.length <= 20 &&
         entries.every(
-          ([key, item]) => key.length >= 1 && key.length <= 40 && typeof item === 'string' && item.length <= 500,
+          ([key, item]) =>
+            key.length >= 1 && charCount(key) <= 40 && typeof item === 'string' && charCount(item) <= 500,
         )
       );
     },
@@ -90,6 +100,27 @@ export function IsMetadata(options?: ValidationOptions) {
       ...options,
     },
   );
+}
+
+const AS_SENT = Symbol('asSent');
+
+/**
+ * A free-form map of strings, kept exactly as sent. Without it, keys named like members
+ * of Object.prototype (`constructor`, `toString` …) would be silently dropped: Nest's
+ * pipe strips `constructor` and `prototype` against prototype pollution, and
+ * class-transformer skips the others. A map of strings pollutes nothing (`__proto__` is
+ * refused when the body is parsed). The validation pipe puts the map back (asSentOf).
+ */
+export function AsSent(): PropertyDecorator {
+  return (target, property) => {
+    const names: string[] = Reflect.getMetadata(AS_SENT, target.constructor) ?? [];
+    Reflect.defineMetadata(AS_SENT, [...names, String(property)], target.constructor);
+  };
+}
+
+/** The properties of a DTO class marked @AsSent(). */
+export function asSentOf(type: unknown): readonly string[] {
+  return (typeof type === 'function' && Reflect.getMetadata(AS_SENT, type)) || [];
 }
 
 /** The merchant's own references: 1-64 characters of letters, digits, _ and -. */

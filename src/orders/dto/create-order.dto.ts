@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsDefined, IsString, Matches } from 'class-validator';
 import { IsMinorUnits } from '../../common/validation/minor-units';
 import {
+  AsSent,
   Chars,
   IsCallbackUrl,
   IsCurrencyCode,
@@ -75,5 +76,6 @@ export class CreateOrderDto {
   })
   @Optional()
   @IsMetadata()
+  @AsSent()
   metadata?: Record<string, string>;
 }
