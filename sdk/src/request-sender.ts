@@ -102,6 +102,7 @@ export class RequestSender {
         status: result.status,
         failure: result.status === null ? result.failure : null,
         headers: result.status === null ? {} : result.headers,
+        error: result.status === null ? null : errorCodeOf(result.text),
       };
       const decision = retryDecision(outcome, maxRetries);
       if (!decision.retry) throw this.failure(result, idempotencyKey, timeoutMs);
@@ -197,4 +198,14 @@ function describe(error: unknown): string {
 export function withLastResponse<T extends object>(value: T, lastResponse: LastResponse): WithLastResponse<T> {
   Object.defineProperty(value, 'lastResponse', { value: lastResponse, enumerable: false });
   return value as WithLastResponse<T>;
+}
+
+/** The `error` of an error envelope, or null when the text is not one. */
+function errorCodeOf(text: string): string | null {
+  try {
+    const body = JSON.parse(text) as { error?: unknown };
+    return typeof body?.error === 'string' ? body.error : null;
+  } catch {
+    return null;
+  }
 }

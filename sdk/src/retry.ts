@@ -21,13 +21,15 @@ export interface AttemptOutcome {
   failure: AttemptFailure | null;
   /** The answer's headers, names in lower case (empty when no answer came). */
   headers: Readonly<Record<string, string>>;
+  /** The answer's `error` code, when it had the error envelope. */
+  error?: string | null;
 }
 
 export type RetryDecision = { retry: false } | { retry: true; delayMs: number };
 
 /**
- * Retries connection errors, timeouts, 409 (the same key still in progress), 429 and
- * 5xx, while `attempt <= maxRetries`. Never another 4xx: the server stored that answer
+ * Retries connection errors, timeouts, 409 `idempotency_in_progress` (the same key still
+ * in progress), 429 and 5xx, while `attempt <= maxRetries`. Never another 4xx: the server stored that answer
  * under the key, and a retry would only replay it.
  */
 export function retryDecision(
@@ -45,9 +47,10 @@ export function retryDecision(
   return { retry: true, delayMs };
 }
 
-function isRetryable({ status, failure }: AttemptOutcome): boolean {
+function isRetryable({ status, failure, error }: AttemptOutcome): boolean {
   if (status === null) return failure !== null;
-  return status === 409 || status === 429 || status >= 500;
+  if (status === 409) return error === 'idempotency_in_progress';
+  return status === 429 || status >= 500;
 }
 
 /** Exponential backoff with full jitter: uniform in [0, min(8 s, 0.5 s × 2^(attempt-1))). */

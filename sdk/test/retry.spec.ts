@@ -5,7 +5,8 @@ const LOW = () => 0;
 const HIGH = () => 0.999999;
 
 function outcome(status: number | null, headers: Record<string, string> = {}, attempt = 1): AttemptOutcome {
-  return { attempt, status, failure: status === null ? 'connection' : null, headers };
+  const error = status === 409 ? 'idempotency_in_progress' : null;
+  return { attempt, status, failure: status === null ? 'connection' : null, headers, error };
 }
 
 /** The delay range a decision can take over every value of the jitter. */
@@ -21,6 +22,7 @@ describe('the retry decision (a pure function of attempt, status, failure and he
     ['a connection error', outcome(null), { retry: true, min: 0, max: 499 }],
     ['a timeout', { attempt: 1, status: null, failure: 'timeout', headers: {} }, { retry: true, min: 0, max: 499 }],
     ['409 idempotency_in_progress', outcome(409), { retry: true, min: 0, max: 499 }],
+    ['a 409 with another code', { ...outcome(409), error: 'conflict' }, { retry: false }],
     ['429 with Retry-After: 2', outcome(429, { 'retry-after': '2' }), { retry: true, min: 2000, max: 2000 }],
     [
       '429 with Retry-After as a date 3 s ahead',

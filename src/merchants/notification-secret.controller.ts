@@ -8,6 +8,7 @@ import { ApiData } from '../common/openapi/api-success.decorator';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { NotificationSecretSchema } from './notification-secret.schema';
 import { NotificationSecrets } from './notification-secrets.service';
+import { TakesNoBody } from '../common/http/takes-no-body';
 
 @ApiStandardErrors('api-key')
 @ApiTags('account')
@@ -18,6 +19,7 @@ export class NotificationSecretController {
 
   /** A new secret for the key's environment, shown once; the old one signs beside it for 24 hours. */
   @Post('roll')
+  @TakesNoBody()
   @Idempotent()
   @ApiOperation({
     operationId: 'rollNotificationSecret',

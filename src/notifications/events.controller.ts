@@ -9,6 +9,7 @@ import { Idempotent } from '../idempotency/idempotent.decorator';
 import { ListEventsQuery } from './dto/list-events.query';
 import { EventAttemptSchema, EventSchema, EventWithDeliverySchema } from './event.schema';
 import { EventsService } from './events.service';
+import { TakesNoBody } from '../common/http/takes-no-body';
 
 @ApiStandardErrors('api-key')
 @ApiTags('events')
@@ -48,6 +49,7 @@ export class EventsController {
 
   /** 202: the attempt is queued and made shortly after. */
   @Post(':id/redeliver')
+  @TakesNoBody()
   @Idempotent()
   @ApiOperation({
     operationId: 'redeliverEvent',

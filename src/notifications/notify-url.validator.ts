@@ -2,6 +2,19 @@ import type { ValidationOptions } from 'class-validator';
 import { IsWebUrl } from '../common/validation/validators';
 
 /**
+ * What IsNotifyUrl accepts, as far as a schema can say it: http:// is taken in test mode
+ * (NotifyUrlPolicy refuses it in live, and private destinations in both).
+ */
+export const NOTIFY_URL_SCHEMA = {
+  type: 'string',
+  format: 'uri',
+  maxLength: 2048,
+  pattern: '^https?://',
+  description:
+    'Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address',
+} as const;
+
+/**
  * The form of a notify_url: an absolute http(s) URL without credentials, at most 2048
  * characters. Scheme per environment and destination are checked by NotifyUrlPolicy.
  */

@@ -12,6 +12,7 @@ import { ListOrdersQuery } from './dto/list-orders.query';
 import { OrderObject } from './order';
 import { ORDER_EXAMPLE, OrderSchema } from './order.schema';
 import { OrdersService } from './orders.service';
+import { TakesNoBody } from '../common/http/takes-no-body';
 
 @ApiStandardErrors('api-key')
 @ApiTags('orders')
@@ -66,6 +67,7 @@ export class OrdersController {
   }
 
   @Post(':id/close')
+  @TakesNoBody()
   @Idempotent()
   @ApiOperation({ operationId: 'closeOrder', summary: 'Close a pending order' })
   @ApiData(200, OrderSchema, {

@@ -21,6 +21,7 @@ import { RefundObject } from '../refunds/refund';
 import { RefundSchema } from '../refunds/refund.schema';
 import { RefundsService } from '../refunds/refunds.service';
 import { WebhookReceiverService } from '../webhooks/webhook-receiver.service';
+import { TakesNoBody } from '../common/http/takes-no-body';
 
 /** The provider name recorded on the webhook_events rows the helpers create. */
 export const TEST_HELPER_PROVIDER = 'test_helpers';
@@ -39,6 +40,7 @@ export class TestHelpersController {
 
   /** Pays a pending order: payment.succeeded for its amount and currency. */
   @Post('orders/:id/pay')
+  @TakesNoBody()
   @Idempotent()
   @ApiOperation({
     operationId: 'payOrder',
@@ -63,6 +65,7 @@ export class TestHelpersController {
   }
 
   @Post('refunds/:id/succeed')
+  @TakesNoBody()
   @Idempotent()
   @ApiOperation({
     operationId: 'succeedRefund',
@@ -76,6 +79,7 @@ export class TestHelpersController {
   }
 
   @Post('refunds/:id/fail')
+  @TakesNoBody()
   @Idempotent()
   @ApiOperation({
     operationId: 'failRefund',

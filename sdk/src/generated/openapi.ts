@@ -755,7 +755,7 @@ export interface components {
             description?: string;
             /**
              * Format: uri
-             * @description Absolute https:// URL (or http://localhost), at most 2048 characters
+             * @description Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address
              * @example https://merchant.example/kukopay/notify
              */
             notify_url?: string;
@@ -842,7 +842,11 @@ export interface components {
             out_refund_no?: string;
             /** @example Customer asked */
             reason?: string;
-            /** @description Where this refund's notifications go; default: its order's notify_url */
+            /**
+             * Format: uri
+             * @description Where this refund's notifications go; default: its order's notify_url. Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address
+             * @example https://merchant.example/kukopay/notify
+             */
             notify_url?: string;
         } & (unknown | unknown);
         /** @description The event was received (and, unless a duplicate, recorded). */
@@ -1265,7 +1269,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_json`, `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
+            /** @description `invalid_json`, `malformed_request`, `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1276,7 +1280,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "invalid_json" | "parameter_invalid" | "parameter_missing" | "parameter_unknown";
+                        error?: "invalid_json" | "malformed_request" | "parameter_invalid" | "parameter_missing" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -1531,7 +1535,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_json`, `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
+            /** @description `invalid_json`, `malformed_request`, `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1542,7 +1546,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "invalid_json" | "parameter_invalid" | "parameter_missing" | "parameter_unknown";
+                        error?: "invalid_json" | "malformed_request" | "parameter_invalid" | "parameter_missing" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -1701,7 +1705,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_json`, `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
+            /** @description `invalid_json`, `malformed_request`, `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1712,7 +1716,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "invalid_json" | "parameter_invalid" | "parameter_missing" | "parameter_unknown";
+                        error?: "invalid_json" | "malformed_request" | "parameter_invalid" | "parameter_missing" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -1870,7 +1874,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `parameter_invalid` */
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `malformed_request`, `parameter_invalid`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1883,7 +1887,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "parameter_invalid";
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "malformed_request" | "parameter_invalid" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "idempotency_error" | "invalid_request_error";
                     };
@@ -2230,7 +2234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `malformed_request`, `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2243,7 +2247,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "parameter_invalid" | "parameter_missing" | "parameter_unknown";
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "malformed_request" | "parameter_invalid" | "parameter_missing" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "idempotency_error" | "invalid_request_error";
                     };
@@ -2425,7 +2429,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `parameter_invalid` */
+            /** @description `malformed_request`, `parameter_invalid` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2436,7 +2440,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "parameter_invalid";
+                        error?: "malformed_request" | "parameter_invalid";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -2587,7 +2591,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `order_not_closable`, `parameter_invalid` */
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `malformed_request`, `order_not_closable`, `parameter_invalid`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2600,7 +2604,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "order_not_closable" | "parameter_invalid";
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "malformed_request" | "order_not_closable" | "parameter_invalid" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "idempotency_error" | "invalid_request_error";
                     };
@@ -2971,7 +2975,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `order_not_paid`, `parameter_invalid`, `parameter_missing`, `parameter_unknown`, `refund_amount_exceeded` */
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `malformed_request`, `order_not_paid`, `parameter_invalid`, `parameter_missing`, `parameter_unknown`, `refund_amount_exceeded` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2984,7 +2988,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "order_not_paid" | "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "refund_amount_exceeded";
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "malformed_request" | "order_not_paid" | "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "refund_amount_exceeded";
                         /** @enum {string} */
                         type?: "idempotency_error" | "invalid_request_error";
                     };
@@ -3179,7 +3183,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `parameter_invalid` */
+            /** @description `malformed_request`, `parameter_invalid` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3190,7 +3194,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "parameter_invalid";
+                        error?: "malformed_request" | "parameter_invalid";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -3339,7 +3343,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `parameter_invalid`, `parameter_unknown` */
+            /** @description `malformed_request`, `parameter_invalid`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3350,7 +3354,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "parameter_invalid" | "parameter_unknown";
+                        error?: "malformed_request" | "parameter_invalid" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -3481,7 +3485,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `invalid_json`, `parameter_invalid`, `webhook_signature_invalid` */
+            /** @description `invalid_json`, `malformed_request`, `parameter_invalid`, `webhook_signature_invalid` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3492,7 +3496,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "invalid_json" | "parameter_invalid" | "webhook_signature_invalid";
+                        error?: "invalid_json" | "malformed_request" | "parameter_invalid" | "webhook_signature_invalid";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -3750,7 +3754,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `parameter_invalid` */
+            /** @description `malformed_request`, `parameter_invalid` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3761,7 +3765,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "parameter_invalid";
+                        error?: "malformed_request" | "parameter_invalid";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -3884,7 +3888,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `parameter_invalid` */
+            /** @description `malformed_request`, `parameter_invalid` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3895,7 +3899,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "parameter_invalid";
+                        error?: "malformed_request" | "parameter_invalid";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -4021,7 +4025,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `event_not_deliverable`, `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `parameter_invalid` */
+            /** @description `event_not_deliverable`, `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `malformed_request`, `parameter_invalid`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4034,7 +4038,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "event_not_deliverable" | "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "parameter_invalid";
+                        error?: "event_not_deliverable" | "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "malformed_request" | "parameter_invalid" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "idempotency_error" | "invalid_request_error";
                     };
@@ -4215,7 +4219,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `order_not_payable`, `parameter_invalid` */
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `malformed_request`, `order_not_payable`, `parameter_invalid`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4228,7 +4232,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "order_not_payable" | "parameter_invalid";
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "malformed_request" | "order_not_payable" | "parameter_invalid" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "idempotency_error" | "invalid_request_error";
                     };
@@ -4409,7 +4413,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `parameter_invalid`, `refund_not_pending` */
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `malformed_request`, `parameter_invalid`, `parameter_unknown`, `refund_not_pending` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4422,7 +4426,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "parameter_invalid" | "refund_not_pending";
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "malformed_request" | "parameter_invalid" | "parameter_unknown" | "refund_not_pending";
                         /** @enum {string} */
                         type?: "idempotency_error" | "invalid_request_error";
                     };
@@ -4603,7 +4607,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `parameter_invalid`, `refund_not_pending` */
+            /** @description `idempotency_error`, `idempotency_key_invalid`, `invalid_json`, `malformed_request`, `parameter_invalid`, `parameter_unknown`, `refund_not_pending` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4616,7 +4620,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "parameter_invalid" | "refund_not_pending";
+                        error?: "idempotency_error" | "idempotency_key_invalid" | "invalid_json" | "malformed_request" | "parameter_invalid" | "parameter_unknown" | "refund_not_pending";
                         /** @enum {string} */
                         type?: "idempotency_error" | "invalid_request_error";
                     };

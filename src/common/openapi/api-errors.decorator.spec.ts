@@ -39,6 +39,7 @@ describe('the response decorators', () => {
       'idempotency_error',
       'idempotency_key_invalid',
       'invalid_json',
+      'malformed_request',
       'order_not_paid',
       'parameter_invalid',
       'parameter_missing',
@@ -68,7 +69,7 @@ describe('the response decorators', () => {
   });
 
   it('apply class-level codes to every route and none to other methods', () => {
-    expect(codes(get, 400)).toEqual(['parameter_invalid']);
+    expect(codes(get, 400)).toEqual(['malformed_request', 'parameter_invalid']);
     expect(codes(get, 404)).toEqual(['resource_missing']);
     expect(Object.keys(responsesOf(get)).sort()).toEqual(['400', '401', '404', '429', '500', '503']);
     expect(Reflect.getMetadata(DECORATORS.API_RESPONSE, ThingsController.prototype.notARoute)).toBeUndefined();

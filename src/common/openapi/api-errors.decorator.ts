@@ -28,9 +28,16 @@ const AUTH_ERRORS: Record<RouteAuth, ErrorCode[]> = {
 };
 /**
  * What any body a write is sent with can be refused for before the route runs (the
- * parser also refuses JSON PostgreSQL cannot store: parameter_invalid).
+ * parser also refuses JSON PostgreSQL cannot store: parameter_invalid; a body that stops
+ * arriving: malformed_request).
  */
-const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'parameter_invalid', 'payload_too_large', 'unsupported_media_type'];
+const BODY_ERRORS: ErrorCode[] = [
+  'invalid_json',
+  'parameter_invalid',
+  'malformed_request',
+  'payload_too_large',
+  'unsupported_media_type',
+];
 
 /**
  * On a controller class: its security requirement and the answers every one of its
@@ -45,8 +52,10 @@ export function ApiStandardErrors(auth: RouteAuth, options: { database?: boolean
     for (const handler of routeHandlers(target as unknown as Type<unknown>)) {
       const isWrite = Reflect.getMetadata('method', handler) === RequestMethod.POST;
       const codes: ErrorCode[] = [...AUTH_ERRORS[auth], 'internal_error'];
-      // Path parameters pass the validation pipe, which refuses values PostgreSQL cannot store.
-      if (String(Reflect.getMetadata('path', handler)).includes(':')) codes.push('parameter_invalid');
+      // Path parameters pass the validation pipe, which refuses values PostgreSQL cannot
+      // store, and a malformed percent-encoding in one never reaches the route.
+      if (String(Reflect.getMetadata('path', handler)).includes(':'))
+        codes.push('parameter_invalid', 'malformed_request');
       if (options.database !== false) codes.push('service_unavailable');
       if (isWrite) codes.push(...BODY_ERRORS);
       declare(handler, (declared) => addErrorCodes(declared, codes));

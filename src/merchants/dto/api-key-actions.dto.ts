@@ -15,6 +15,7 @@ export class RevokeApiKeysDto {
 export class RollApiKeyDto extends RevokeApiKeysDto {
   @ApiPropertyOptional({
     description: 'Seconds the keys being replaced keep working (0: they stop at once)',
+    type: 'integer',
     minimum: 0,
     maximum: MAX_EXPIRES_IN,
     default: 0,

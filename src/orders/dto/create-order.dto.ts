@@ -10,7 +10,7 @@ import {
   Optional,
   REFERENCE_PATTERN,
 } from '../../common/validation/validators';
-import { IsNotifyUrl } from '../../notifications/notify-url.validator';
+import { IsNotifyUrl, NOTIFY_URL_SCHEMA } from '../../notifications/notify-url.validator';
 
 export const MAX_AMOUNT = 100_000_000_000;
 
@@ -56,7 +56,7 @@ export class CreateOrderDto {
   @Chars(0, 1000)
   description?: string;
 
-  @ApiPropertyOptional({ ...CALLBACK_URL, example: 'https://merchant.example/kukopay/notify' })
+  @ApiPropertyOptional({ ...NOTIFY_URL_SCHEMA, example: 'https://merchant.example/kukopay/notify' })
   @Optional()
   @IsNotifyUrl()
   notify_url?: string;

@@ -4,7 +4,7 @@ import { ApiSchemaRules } from '../../common/openapi/schema-rules';
 import { IsMinorUnits } from '../../common/validation/minor-units';
 import { Chars, Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
 import { MAX_AMOUNT } from '../../orders/dto/create-order.dto';
-import { IsNotifyUrl } from '../../notifications/notify-url.validator';
+import { IsNotifyUrl, NOTIFY_URL_SCHEMA } from '../../notifications/notify-url.validator';
 
 /** Exactly one of order_id and out_trade_no names the order (checked by the service). */
 @ApiSchemaRules({
@@ -58,7 +58,11 @@ export class CreateRefundDto {
   @Chars(0, 500)
   reason?: string;
 
-  @ApiPropertyOptional({ description: "Where this refund's notifications go; default: its order's notify_url" })
+  @ApiPropertyOptional({
+    ...NOTIFY_URL_SCHEMA,
+    description: `Where this refund's notifications go; default: its order's notify_url. ${NOTIFY_URL_SCHEMA.description}`,
+    example: 'https://merchant.example/kukopay/notify',
+  })
   @Optional()
   @IsNotifyUrl()
   notify_url?: string;
