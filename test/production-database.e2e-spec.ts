@@ -42,17 +42,22 @@ describe('production database settings (docs/operations.md)', () => {
     });
   });
 
-  it('lets one hot order starve no other merchant, and answers its queued writes 503, storing nothing', async () => {
-    // 8 connections: 6 transaction slots, of which one merchant may hold 4.
+  it('lets hot orders starve no other merchant, and answers their queued writes 503, storing nothing', async () => {
+    // 8 connections: 6 write slots; a tenant may hold 4, the last 2 are kept for tenants holding none.
     const t = await startTestApp({ ...WEBHOOK_ENV, DATABASE_POOL_SIZE: '8' });
     const holder = await t.db.pool.connect();
     try {
-      const [hot, other] = [await createMerchant(t, 'Hot'), await createMerchant(t, 'Other')];
+      const [hot, busy, other] = [
+        await createMerchant(t, 'Hot'),
+        await createMerchant(t, 'Busy'),
+        await createMerchant(t, 'Other'),
+      ];
       const order = await createPaidOrder(t, hot.testKey);
+      const busyOrder = await createPaidOrder(t, busy.testKey);
       const othersOrder = await createPaidOrder(t, other.testKey);
-      // A row lock held far longer than lock_timeout, as a stuck transaction would.
+      // Row locks held far longer than lock_timeout, as a stuck transaction would.
       await holder.query('BEGIN');
-      await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
+      await holder.query('SELECT 1 FROM orders WHERE id = ANY($1) FOR UPDATE', [[order.id, busyOrder.id]]);
 
       const keys = Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? randomUUID() : null));
       const refunds = keys.map((key) => {
@@ -60,11 +65,15 @@ describe('production database settings (docs/operations.md)', () => {
         if (key) request.set('Idempotency-Key', key);
         return request.send({ order_id: order.id, amount: 10 });
       });
-      const answered = Promise.all(refunds);
-      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 4);
+      // A second merchant's refunds queue on its own hot order.
+      const busyRefunds = Array.from({ length: 6 }, () =>
+        t.http().post('/v1/refunds').set('X-Api-Key', busy.testKey).send({ order_id: busyOrder.id, amount: 10 }),
+      );
+      const answered = Promise.all([...refunds, ...busyRefunds]);
+      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 5);
 
-      // The hot merchant's whole share of the slots now waits on its row, the rest of its
-      // refunds wait for its share: other merchants still read and write, at once.
+      // The hot merchant's share (4) and one slot of the busy one's wait on their rows,
+      // the rest of their refunds wait for slots: other merchants still read and write, at once.
       const started = Date.now();
       const list = await t.http().get('/v1/orders').set('X-Api-Key', other.testKey);
       expectSuccess(list, 200);
@@ -82,7 +91,7 @@ describe('production database settings (docs/operations.md)', () => {
       expectSuccess(othersClose, 200);
       // Without the share they waited for a slot until the hot refunds' lock_timeout (5 s).
       expect(Date.now() - started).toBeLessThan(2500);
-      expect(await lockWaiters(t.db.pool)).toBe(4);
+      expect(await lockWaiters(t.db.pool)).toBe(5);
 
       for (const response of await answered) {
         expectError(response, 503, 'service_unavailable');

@@ -21,6 +21,16 @@ describe('Slots', () => {
     expect(third).toBe(true);
   });
 
+  it('keeps the reserve for tenants holding none, however many tenants are busy', async () => {
+    const slots = new Slots(6, 4);
+    for (let i = 0; i < 4; i++) await slots.acquire('hot', 1000, busy);
+    await slots.acquire('webhooks', 1000, busy);
+    // Two busy tenants: the second gets one slot, then waits like the first.
+    await expect(slots.acquire('webhooks', 20, busy)).rejects.toThrow('busy');
+    await expect(slots.acquire('hot', 20, busy)).rejects.toThrow('busy');
+    await slots.acquire('other', 1000, busy);
+  });
+
   it('grants waiters in arrival order, skipping those whose tenant is at its share', async () => {
     const slots = new Slots(2, 1);
     await slots.acquire('a', 1000, busy);

@@ -4,21 +4,21 @@
  * autocommit writes that may wait on a lock) at once, and how many of them one tenant may
  * hold, never whether anything happens.
  *
- * The share is what keeps one tenant's hot row from starving the others: requests queued
- * on a row lock hold their slots while they wait, so without a share they could take them
- * all. With it, a tenant past its share waits for one of its own slots, and every other
- * tenant still finds `size - perTenant` slots it can take.
+ * The share is what keeps hot rows from starving the others: requests queued on a row
+ * lock hold their slots while they wait, so without a limit they could take them all.
+ * The last `size - perTenant` free slots are kept for tenants that hold none: one busy
+ * tenant, or several together (a merchant's refunds and the provider's webhooks queued
+ * on the same order), stop there, and every other tenant still finds a slot.
  */
 export class Slots {
   private free: number;
+  private readonly reserve: number;
   private readonly heldBy = new Map<string, number>();
   private readonly waiting: { tenant: string; grant: () => void; timer: NodeJS.Timeout }[] = [];
 
-  constructor(
-    size: number,
-    private readonly perTenant: number,
-  ) {
+  constructor(size: number, perTenant: number) {
     this.free = size;
+    this.reserve = size - perTenant;
   }
 
   /** Resolves when a slot is `tenant`'s; rejects with `onTimeout()` after `timeoutMs`. */
@@ -62,8 +62,9 @@ export class Slots {
     return this.heldBy.get(tenant) ?? 0;
   }
 
+  /** A tenant's first slot may be any free one; its next ones never the reserve. */
   private canTake(tenant: string): boolean {
-    return this.free > 0 && this.held(tenant) < this.perTenant;
+    return this.held(tenant) === 0 ? this.free > 0 : this.free > this.reserve;
   }
 
   private take(tenant: string): void {

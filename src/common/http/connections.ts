@@ -4,7 +4,7 @@ import { DomainError } from '../errors/domain-error';
 import { toErrorResponse } from '../errors/error-response';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
 
-/** An answer written straight to a connection, for a request Fastify never saw. */
+/** An answer written straight to a connection, for a request Fastify could not finish. */
 export interface RawAnswer {
   requestId: string;
   /** The request's method and URL when the parser read them, else null. */
@@ -12,6 +12,17 @@ export interface RawAnswer {
   url: string | null;
   status: number;
   error: string;
+}
+
+/** How long a connection we closed may wait for the client to close its side. */
+const HALF_OPEN_MS = 5000;
+
+/** One connection: the answers it still owes, in order, and the refusal that ends it. */
+interface Connection {
+  socket: Duplex;
+  owing: Map<IncomingMessage, ServerResponse>;
+  refusal: string | null;
+  ended: boolean;
 }
 
 /**
@@ -25,15 +36,15 @@ export interface RawAnswer {
  *   are routed like any other, or answered in the envelope.
  * - Once the server is draining (SIGTERM), each connection is closed after its last
  *   answer, so that a keep-alive client cannot hold the shutdown until its deadline.
+ * - A connection we close is destroyed if the client keeps its side open, so that it can
+ *   hold neither a file descriptor nor the shutdown.
  *
  * Such raw answers are reported to the listeners (the request log, the metrics).
  */
 export class Connections {
-  /** Requests whose answers a connection still owes. */
-  private readonly inFlight = new WeakMap<Duplex, Set<IncomingMessage>>();
-  private readonly owed = new WeakMap<Duplex, string>();
-  /** Answers being written now, to be told to close their connection when draining. */
-  private readonly responses = new Set<ServerResponse>();
+  private readonly connections = new WeakMap<Duplex, Connection>();
+  /** Connections still open, for drain(); each leaves when its socket closes. */
+  private readonly live = new Set<Connection>();
   private readonly listeners: ((answer: RawAnswer) => void)[] = [];
   private draining = false;
 
@@ -58,22 +69,24 @@ export class Connections {
   /** From now on, each connection is closed once it owes no answer, and says so. */
   drain(): void {
     this.draining = true;
-    for (const response of this.responses) {
-      if (!response.headersSent) response.setHeader('Connection', 'close');
+    for (const connection of this.live) {
+      for (const response of connection.owing.values()) {
+        if (!response.headersSent) response.setHeader('Connection', 'close');
+      }
     }
   }
 
   /**
-   * Answers `refusal` on the connection and closes it, after the answers it still owes.
-   * When a request in flight has not arrived whole, the refusal is about its own body
-   * (a bad chunk, a timeout): it is answered at once, and that request is abandoned.
-   * The parser reports again for any later bytes; the first refusal stands.
+   * Answers `refusal` on the connection and closes it, after the answers it still owes to
+   * earlier requests. The refused request (`request`, or one whose body stopped arriving:
+   * a bad chunk, a timeout) gets no other answer and takes its id from it. The parser
+   * reports again for any later bytes; the first refusal stands.
    */
   refuse(socket: Duplex, refusal: DomainError, request?: IncomingMessage): void {
-    if (!socket.writable || this.owed.has(socket)) return;
-    const owing = this.inFlight.get(socket);
-    // A request whose body stopped arriving is the one refused: the answer takes its id.
-    const refused = request ?? [...(owing ?? [])].find((each) => !each.complete);
+    const connection = this.connectionOf(socket);
+    if (!socket.writable || connection.refusal !== null) return;
+    const refused = request ?? [...connection.owing.keys()].find((each) => !each.complete);
+    if (refused) connection.owing.delete(refused);
     const requestId = (refused as { id?: string } | undefined)?.id ?? newRequestId();
     const response = toErrorResponse(refusal, requestId);
     for (const listener of this.listeners) {
@@ -86,35 +99,49 @@ export class Connections {
       });
     }
     const body = response.json;
-    const text =
+    connection.refusal =
       `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status]}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       `${REQUEST_ID_HEADER}: ${requestId}\r\n` +
       'Connection: close\r\n\r\n' +
       body;
-    if (!owing || owing.size === 0 || refused) {
-      socket.end(text);
-      return;
-    }
-    // Not paused: the connection must still read the client's close once answered. The
-    // parser only repeats its error on any later bytes.
-    this.owed.set(socket, text);
+    if (connection.owing.size === 0) this.end(connection);
   }
 
   private track(request: IncomingMessage, response: ServerResponse): void {
-    const socket = request.socket;
-    let owing = this.inFlight.get(socket);
-    if (!owing) this.inFlight.set(socket, (owing = new Set()));
-    owing.add(request);
-    this.responses.add(response);
+    const connection = this.connectionOf(request.socket);
+    connection.owing.set(request, response);
     response.once('close', () => {
-      this.responses.delete(response);
-      owing.delete(request);
-      if (owing.size > 0) return;
-      const owed = this.owed.get(socket);
-      if (owed !== undefined) socket.end(owed);
-      else if (this.draining) socket.end();
+      connection.owing.delete(request);
+      if (connection.owing.size > 0) return;
+      if (connection.refusal !== null || this.draining) this.end(connection);
     });
+  }
+
+  private connectionOf(socket: Duplex): Connection {
+    let connection = this.connections.get(socket);
+    if (!connection) {
+      const created: Connection = { socket, owing: new Map(), refusal: null, ended: false };
+      this.connections.set(socket, created);
+      this.live.add(created);
+      // Answers queued behind a connection that died never close: they go with it.
+      socket.once('close', () => {
+        this.live.delete(created);
+        created.owing.clear();
+      });
+      connection = created;
+    }
+    return connection;
+  }
+
+  /** Sends the refusal, if any, and closes the connection. */
+  private end(connection: Connection): void {
+    if (connection.ended) return;
+    connection.ended = true;
+    const { socket } = connection;
+    socket.end(connection.refusal ?? undefined);
+    const kill = setTimeout(() => socket.destroy(), HALF_OPEN_MS).unref();
+    socket.once('close', () => clearTimeout(kill));
   }
 }

@@ -118,6 +118,10 @@ export function utf8Text(body: Buffer, what: string): string {
   }
 }
 
+function isObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** Keys such as __proto__ are refused rather than silently dropped. */
 function parseJson(text: string): unknown {
   return secureJsonParse.parse(text, { protoAction: 'error', constructorAction: 'error' });
@@ -148,7 +152,8 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   try {
     const text = utf8Text(body, 'The request body');
     parsed = parseJson(text);
-    const marked = markFractions(text);
+    // Only in an object: any other body is refused as a whole ("must be a JSON object").
+    const marked = isObject(parsed) ? markFractions(text) : text;
     if (marked !== text) parsed = parseJson(marked);
   } catch (error) {
     if (error instanceof DomainError) throw error;

@@ -1,5 +1,4 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
-import type { ValidatorOptions } from 'class-validator';
 import { DomainError } from '../errors/domain-error';
 import { refuseUnstorableJson } from '../validation/storable-json';
 import { asSentOf } from '../validation/validators';
@@ -54,50 +53,48 @@ function firstLeaf(errors: ValidationError[], prefix: string): { error: Validati
  * other JSON that is not an object is refused as a whole.
  */
 class BodyValidationPipe extends ValidationPipe {
-  /**
-   * The object-valued fields of the value being validated, copied before Nest strips
-   * keys from them; validate() puts back those of @AsSent() properties. ValidationPipe
-   * calls stripProtoKeys, then validate, with no await between them, so one field serves
-   * all requests.
-   */
-  private maps: Record<string, unknown> | null = null;
-
-  protected override stripProtoKeys(value: unknown): void {
-    // No DTO has such a field: refused like any unknown one, not silently stripped.
-    for (const name of ['__proto__', 'constructor', 'prototype']) {
-      if (typeof value === 'object' && value !== null && Object.hasOwn(value, name)) {
-        throw new DomainError('parameter_unknown', `Received unknown parameter: ${name}`, name);
-      }
-    }
-    this.maps = copyMaps(value);
-    super.stripProtoKeys(value);
-  }
-
-  protected override validate(entity: object, options?: ValidatorOptions) {
-    const maps = this.maps;
-    this.maps = null;
-    for (const name of asSentOf(entity.constructor)) {
-      if (maps && name in maps) (entity as Record<string, unknown>)[name] = maps[name];
-    }
-    return super.validate(entity, options);
-  }
-
-  override transform(value: unknown, metadata: ArgumentMetadata) {
+  override async transform(value: unknown, metadata: ArgumentMetadata) {
     // Bodies were checked when parsed; query strings and path parameters are checked here.
     const refusal = metadata.type === 'body' ? null : refuseUnstorableJson(value, metadata.data);
     if (refusal) throw refusal;
+    refusePrototypeNames(value);
     if (metadata.type !== 'body') return super.transform(value, metadata);
     if (value === undefined) return super.transform({}, metadata);
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       throw new DomainError('parameter_invalid', 'The request body must be a JSON object.', null);
     }
-    return super.transform(value, metadata);
+    // Copied before Nest strips keys from the value, to be put back (AsSent).
+    const maps = copyMaps(value);
+    const entity = (await super.transform(value, metadata)) as Record<string, unknown>;
+    return this.withMapsAsSent(entity, maps, metadata.metatype);
+  }
+
+  /**
+   * Puts back the @AsSent() maps as they were sent, and validates the DTO again with
+   * them: the first validation saw them without the keys Nest and class-transformer drop.
+   */
+  private async withMapsAsSent(entity: Record<string, unknown>, maps: Record<string, unknown>, type: unknown) {
+    const names = asSentOf(type).filter((name) => name in maps);
+    if (names.length === 0) return entity;
+    for (const name of names) entity[name] = maps[name];
+    const errors = await this.validate(entity, this.validatorOptions);
+    if (errors.length > 0) throw await this.exceptionFactory(errors);
+    return entity;
+  }
+}
+
+/** No DTO or query has such a field: refused like any unknown one, never silently stripped. */
+function refusePrototypeNames(value: unknown): void {
+  if (typeof value !== 'object' || value === null) return;
+  for (const name of ['__proto__', 'constructor', 'prototype']) {
+    if (Object.hasOwn(value, name)) {
+      throw new DomainError('parameter_unknown', `Received unknown parameter: ${name}`, name);
+    }
   }
 }
 
 /** A shallow copy of each plain-object field of a value (a body's `metadata`). */
-function copyMaps(value: unknown): Record<string, unknown> | null {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+function copyMaps(value: object): Record<string, unknown> {
   const maps: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(value)) {
     // Object.fromEntries defines every key as an own property, `__proto__` included.
