@@ -208,6 +208,26 @@ describe('orders', () => {
     );
   });
 
+  it('pages through orders created within one millisecond without skipping any', async () => {
+    const fresh = await createMerchant(t, 'Same millisecond');
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await createOrder(t, fresh.testKey)).id);
+    // Microseconds apart, within one millisecond, as concurrent creates commit.
+    await t.db.pool.query(
+      `UPDATE orders SET created_at = '2026-11-30T12:00:00.123000Z'::timestamptz + make_interval(secs => (array_position($1::text[], id)) / 1e6)
+        WHERE id = ANY($1)`,
+      [ids],
+    );
+    const seen: string[] = [];
+    let page = await get('/v1/orders?limit=1', fresh.testKey);
+    seen.push(...page.body.data.map((o: { id: string }) => o.id));
+    while (page.body.has_more) {
+      page = await get(`/v1/orders?limit=1&starting_after=${seen[seen.length - 1]}`, fresh.testKey);
+      seen.push(...page.body.data.map((o: { id: string }) => o.id));
+    }
+    expect(seen).toEqual([...ids].reverse());
+  });
+
   it('closes a pending order, once', async () => {
     const order = await createOrder(t, merchant.testKey);
     const close = () => t.http().post(`/v1/orders/${order.id}/close`).set('X-Api-Key', merchant.testKey);

@@ -21,18 +21,19 @@ export interface KeysetRows<Row> {
  * Newest first by (created_at, id), the cursor being the last id of the previous page.
  * The cursor must itself match the filter, so it cannot reveal other merchants' data:
  * an unknown cursor gives null, which the caller answers as a 404.
+ *
+ * The cursor's position is compared in SQL: read into a JS Date, created_at would lose
+ * its microseconds, and rows created in the same millisecond as the cursor, just before
+ * it, would fall on the wrong side and never be listed.
  */
 export async function keysetRows<Row>(db: Db, query: KeysetQuery): Promise<KeysetRows<Row> | null> {
   const params = [...query.params];
   let after = '';
   if (query.startingAfter !== undefined) {
-    const cursor = await db.one<{ created_at: Date; id: string }>(
-      `SELECT created_at, id FROM ${query.table} WHERE ${query.where} AND id = $${params.length + 1}`,
-      [...params, query.startingAfter],
-    );
-    if (!cursor) return null;
-    params.push(cursor.created_at, cursor.id);
-    after = `AND (created_at, id) < ($${params.length - 1}, $${params.length})`;
+    params.push(query.startingAfter);
+    const cursor = `SELECT created_at, id FROM ${query.table} WHERE ${query.where} AND id = $${params.length}`;
+    if (!(await db.one(cursor, params))) return null;
+    after = `AND (created_at, id) < (${cursor})`;
   }
   params.push(query.limit + 1);
   const rows = await db.rows<Row>(
