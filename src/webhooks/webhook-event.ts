@@ -11,6 +11,9 @@ export interface WebhookEvent {
   data: Record<string, unknown>;
 }
 
+/** A date-time as RFC 3339 writes it (an offset, optional fractions of a second). */
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
 /**
  * Parses a body whose signature has been verified. Not JSON, empty, or not shaped like an
  * event: refused, and nothing is recorded.
@@ -37,6 +40,9 @@ export function parseWebhookEvent(raw: Buffer, webhookId: string): WebhookEvent 
     if (typeof event[field] !== 'string' || event[field] === '') {
       throw invalid(`The event's ${field} must be a non-empty string.`, field);
     }
+  }
+  if (!RFC3339.test(event.created_at as string) || Number.isNaN(Date.parse(event.created_at as string))) {
+    throw invalid("The event's created_at must be an RFC 3339 time, such as 2026-11-29T08:00:00Z.", 'created_at');
   }
   if (typeof event.data !== 'object' || event.data === null || Array.isArray(event.data)) {
     throw invalid("The event's data must be an object.", 'data');
