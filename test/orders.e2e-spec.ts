@@ -176,6 +176,7 @@ describe('orders', () => {
     expectError(await get('/v1/orders/ord_00000000000000000000000000000000'), 404, 'resource_missing', 'id');
     expectError(await get('/v1/orders?out_trade_no=NOPE'), 404, 'resource_missing', 'out_trade_no');
     expectError(await get('/v1/orders?colour=red'), 400, 'parameter_unknown', 'colour');
+    expectError(await get(`/v1/orders?out_trade_no=${order.out_trade_no}&limit=5`), 400, 'parameter_invalid', 'limit');
   });
 
   it('lists newest first with cursor pagination', async () => {

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { DomainError } from '../common/errors/domain-error';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { ApiKeyGuard } from '../merchants/api-key.guard';
 import { Auth, RequestAuth } from '../common/auth/request-auth';
@@ -55,6 +56,12 @@ export class OrdersController {
   @ApiErrors('parameter_invalid', 'parameter_unknown', 'resource_missing')
   async list(@Auth() auth: RequestAuth, @Query() query: ListOrdersQuery): Promise<OrderObject | Page<OrderObject>> {
     if (query.out_trade_no === undefined) return this.orders.list(auth, query);
+    // One order, not a page: a page's parameters beside it would be silently ignored.
+    for (const name of ['limit', 'starting_after'] as const) {
+      if (query[name] !== undefined) {
+        throw new DomainError('parameter_invalid', `${name} cannot be combined with out_trade_no.`, name);
+      }
+    }
     return this.orders.getByOutTradeNo(auth, query.out_trade_no);
   }
 
