@@ -3,6 +3,7 @@ import { connect, Socket } from 'node:net';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, orderBody, TestMerchant } from './support/factories';
 import { delta, scrape } from './support/metrics';
+import { startServerProcess } from './support/server-process';
 import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
 import { WEBHOOK_ENV } from './support/webhooks';
 
@@ -175,6 +176,54 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       ]);
       const statuses = [...exchange.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => Number(match[1]));
       expect(statuses).toEqual([201, status]);
+    });
+
+    it('survives a CONNECT whose client resets the connection at once (a process of its own)', async () => {
+      const server = await startServerProcess({ DATABASE_URL: t.db.url });
+      const serverPort = Number(new URL(server.url).port);
+      try {
+        for (let i = 0; i < 5; i++) {
+          await new Promise<void>((resolve) => {
+            const socket = connect(serverPort, '127.0.0.1', () => {
+              socket.write('CONNECT 127.0.0.1:80 HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n');
+              setImmediate(() => {
+                socket.resetAndDestroy();
+                resolve();
+              });
+            });
+            socket.on('error', () => undefined);
+          });
+        }
+        await new Promise((pause) => setTimeout(pause, 300));
+        expect(server.child.exitCode).toBeNull();
+        expect((await fetch(`${server.url}/health`)).status).toBe(200);
+      } finally {
+        await server.kill();
+      }
+    });
+
+    it('never serves a request refused 408 whose body arrives after the refusal', async () => {
+      const body = JSON.stringify(orderBody());
+      const outTradeNo = JSON.parse(body).out_trade_no as string;
+      const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+      socket.on('error', () => undefined);
+      const received: Buffer[] = [];
+      socket.on('data', (chunk) => received.push(chunk));
+      const ended = new Promise((resolve) => socket.once('end', resolve));
+      socket.write(
+        `POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nX-Api-Key: ${merchant.testKey}\r\n\r\n${body.slice(0, 10)}`,
+      );
+      try {
+        await ended; // REQUEST_TIMEOUT_MS is 2 s here
+        expect(Buffer.concat(received).toString()).toContain('request_timeout');
+        socket.write(body.slice(10)); // the rest, too late
+        await new Promise((pause) => setTimeout(pause, 1000));
+        const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [outTradeNo]);
+        expect(rows).toHaveLength(0);
+      } finally {
+        socket.destroy();
+      }
     });
 
     it('destroys a refused connection whose client never closes its side', async () => {

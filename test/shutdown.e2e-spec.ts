@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import request from 'supertest';
 import { createMerchant, orderBody } from './support/factories';
 import { injectFault, waitForAnAdvisoryLock } from './support/faults';
@@ -46,6 +47,25 @@ describe('graceful shutdown (docs/operations.md)', () => {
     } finally {
       await server.kill();
       await restore();
+    }
+  });
+
+  it('closes a connection that has sent nothing yet at once on SIGTERM, and exits 0', async () => {
+    const server = await startServerProcess({ DATABASE_URL: t.db.url, SHUTDOWN_TIMEOUT_MS: '8000' });
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    try {
+      await new Promise((resolve) => socket.once('connect', resolve));
+      const started = Date.now();
+      server.child.kill('SIGTERM');
+      const code = await new Promise<number | null>((resolve) =>
+        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
+      );
+      expect(code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(8000);
+    } finally {
+      socket.destroy();
+      await server.kill();
     }
   });
 

@@ -31,6 +31,19 @@ describe('Slots', () => {
     await slots.acquire('other', 1000, busy);
   });
 
+  it('lets in every waiter one release makes eligible', async () => {
+    const slots = new Slots(6, 4);
+    await slots.acquire('t', 1000, busy);
+    for (let i = 0; i < 3; i++) await slots.acquire('u', 1000, busy);
+    // 2 free, the reserve: u may not take another, and t's second must wait too.
+    const granted: string[] = [];
+    const u = slots.acquire('u', 1000, busy).then(() => granted.push('u'));
+    const t = slots.acquire('t', 1000, busy).then(() => granted.push('t'));
+    slots.release('t'); // 3 free: u is above the reserve again, and t now holds none
+    await Promise.all([u, t]);
+    expect(granted).toEqual(['u', 't']);
+  });
+
   it('grants waiters in arrival order, skipping those whose tenant is at its share', async () => {
     const slots = new Slots(2, 1);
     await slots.acquire('a', 1000, busy);

@@ -50,12 +50,18 @@ export class Slots {
     if (held > 0) this.heldBy.set(tenant, held);
     else this.heldBy.delete(tenant);
     this.free += 1;
-    // In arrival order, the first waiter whose tenant is under its share.
-    const next = this.waiting.findIndex((entry) => this.canTake(entry.tenant));
-    if (next === -1) return;
-    const [entry] = this.waiting.splice(next, 1);
-    this.take(entry!.tenant);
-    entry!.grant();
+    // One release can let two waiters in (a busy tenant now above the reserve, and the
+    // releasing tenant's own waiter, which holds none any more): in arrival order, every
+    // waiter that can take a slot now gets one.
+    for (let next = this.nextGrantable(); next !== -1; next = this.nextGrantable()) {
+      const [entry] = this.waiting.splice(next, 1);
+      this.take(entry!.tenant);
+      entry!.grant();
+    }
+  }
+
+  private nextGrantable(): number {
+    return this.waiting.findIndex((entry) => this.canTake(entry.tenant));
   }
 
   private held(tenant: string): number {

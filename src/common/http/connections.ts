@@ -21,7 +21,7 @@ const HALF_OPEN_MS = 5000;
 interface Connection {
   socket: Duplex;
   owing: Map<IncomingMessage, ServerResponse>;
-  refusal: string | null;
+  refusal: { text: string; answer: RawAnswer } | null;
   ended: boolean;
 }
 
@@ -31,24 +31,32 @@ interface Connection {
  * - Requests the parser refuses still get the error envelope with a request id, then the
  *   connection is closed. When answers to earlier requests on the connection are still
  *   owed (pipelining), the refusal waits behind them, so that a client never reads it as
- *   the answer to a request that was served.
+ *   the answer to a request that was served. A refused request is never served, even if
+ *   the rest of its body arrives afterwards.
  * - Requests that never reach the router (CONNECT, an `Expect` other than 100-continue)
  *   are routed like any other, or answered in the envelope.
- * - Once the server is draining (SIGTERM), each connection is closed after its last
- *   answer, so that a keep-alive client cannot hold the shutdown until its deadline.
+ * - Once the server is draining (SIGTERM), every connection is closed as soon as it owes
+ *   no answer (answers in flight say `Connection: close`), idle or half-sent ones at once,
+ *   so that no client can hold the shutdown until its deadline.
  * - A connection we close is destroyed if the client keeps its side open, so that it can
  *   hold neither a file descriptor nor the shutdown.
  *
- * Such raw answers are reported to the listeners (the request log, the metrics).
+ * Raw answers are reported to the listeners (the request log, the metrics) when sent.
  */
 export class Connections {
   private readonly connections = new WeakMap<Duplex, Connection>();
   /** Connections still open, for drain(); each leaves when its socket closes. */
   private readonly live = new Set<Connection>();
+  /** Requests answered with a refusal: they must not be served. */
+  private readonly refused = new WeakSet<IncomingMessage>();
   private readonly listeners: ((answer: RawAnswer) => void)[] = [];
   private draining = false;
 
   constructor(server: Server) {
+    server.on('connection', (socket: Duplex) => {
+      const connection = this.connectionOf(socket);
+      if (this.draining) this.end(connection);
+    });
     server.prependListener('request', (request: IncomingMessage, response: ServerResponse) =>
       this.track(request, response),
     );
@@ -57,22 +65,28 @@ export class Connections {
     server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
       server.emit('request', request, response),
     );
-    server.on('connect', (request: IncomingMessage, socket: Duplex) =>
-      this.refuse(socket, new DomainError('route_not_found', 'No route matches this method and path.'), request),
-    );
+    server.on('connect', (request: IncomingMessage, socket: Duplex) => {
+      // Node hands the socket over without its own error handler: a reset must not crash.
+      socket.on('error', () => socket.destroy());
+      this.refuse(socket, new DomainError('route_not_found', 'No route matches this method and path.'), request);
+    });
   }
 
   onRawAnswer(listener: (answer: RawAnswer) => void): void {
     this.listeners.push(listener);
   }
 
+  /** Whether the request was answered with a refusal (the rest of its body came too late). */
+  wasRefused(request: IncomingMessage): boolean {
+    return this.refused.has(request);
+  }
+
   /** From now on, each connection is closed once it owes no answer, and says so. */
   drain(): void {
     this.draining = true;
     for (const connection of this.live) {
-      for (const response of connection.owing.values()) {
-        if (!response.headersSent) response.setHeader('Connection', 'close');
-      }
+      if (connection.owing.size === 0) this.end(connection);
+      for (const response of connection.owing.values()) closeAfter(response);
     }
   }
 
@@ -86,32 +100,36 @@ export class Connections {
     const connection = this.connectionOf(socket);
     if (!socket.writable || connection.refusal !== null) return;
     const refused = request ?? [...connection.owing.keys()].find((each) => !each.complete);
-    if (refused) connection.owing.delete(refused);
+    if (refused) {
+      connection.owing.delete(refused);
+      this.refused.add(refused);
+    }
     const requestId = (refused as { id?: string } | undefined)?.id ?? newRequestId();
     const response = toErrorResponse(refusal, requestId);
-    for (const listener of this.listeners) {
-      listener({
+    const body = response.json;
+    connection.refusal = {
+      text:
+        `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status]}\r\n` +
+        'Content-Type: application/json; charset=utf-8\r\n' +
+        `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+        `${REQUEST_ID_HEADER}: ${requestId}\r\n` +
+        'Connection: close\r\n\r\n' +
+        body,
+      answer: {
         requestId,
         method: refused?.method ?? null,
         url: refused?.url ?? null,
         status: response.status,
         error: refusal.code,
-      });
-    }
-    const body = response.json;
-    connection.refusal =
-      `HTTP/1.1 ${response.status} ${STATUS_CODES[response.status]}\r\n` +
-      'Content-Type: application/json; charset=utf-8\r\n' +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `${REQUEST_ID_HEADER}: ${requestId}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body;
+      },
+    };
     if (connection.owing.size === 0) this.end(connection);
   }
 
   private track(request: IncomingMessage, response: ServerResponse): void {
     const connection = this.connectionOf(request.socket);
     connection.owing.set(request, response);
+    if (this.draining) closeAfter(response);
     response.once('close', () => {
       connection.owing.delete(request);
       if (connection.owing.size > 0) return;
@@ -135,13 +153,23 @@ export class Connections {
     return connection;
   }
 
-  /** Sends the refusal, if any, and closes the connection. */
+  /** Sends the refusal, if any and if the connection can still take it, and closes it. */
   private end(connection: Connection): void {
     if (connection.ended) return;
     connection.ended = true;
-    const { socket } = connection;
-    socket.end(connection.refusal ?? undefined);
+    const { socket, refusal } = connection;
+    if (refusal && socket.writable) {
+      for (const listener of this.listeners) listener(refusal.answer);
+      socket.end(refusal.text);
+    } else {
+      socket.end();
+    }
     const kill = setTimeout(() => socket.destroy(), HALF_OPEN_MS).unref();
     socket.once('close', () => clearTimeout(kill));
   }
+}
+
+/** An answer not sent yet says its connection closes after it. */
+function closeAfter(response: ServerResponse): void {
+  if (!response.headersSent) response.setHeader('Connection', 'close');
 }

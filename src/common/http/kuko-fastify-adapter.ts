@@ -59,6 +59,10 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         (raw as { id?: string }).id = id;
         return id;
       },
+      // While draining, requests are still served (the database is up until the HTTP server
+      // has drained), each on a connection closed after its answer (Connections.drain);
+      // Fastify's own 503 would have no envelope and no request id.
+      return503OnClosing: false,
       // Trailing slashes and double slashes name the same route. An id too long for any
       // object still reaches its route, to be answered resource_missing.
       routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
@@ -90,6 +94,11 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         reply.header('Connection', 'close');
         return sendApiResponse(reply, toErrorResponse(host, request.id));
       }
+    });
+    // A request already refused (its body timed out, then arrived after all) is never
+    // served: its client was told nothing was done.
+    fastify.addHook('preValidation', async (request, reply) => {
+      if (this.connections.wasRefused(request.raw)) reply.hijack();
     });
     fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
