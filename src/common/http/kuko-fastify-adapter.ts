@@ -97,8 +97,9 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     });
     // A request already refused (its body timed out, then arrived after all) is never
     // served: its client was told nothing was done.
-    fastify.addHook('preValidation', async (request, reply) => {
+    fastify.addHook('preValidation', (request, reply, done) => {
       if (this.connections.wasRefused(request.raw)) reply.hijack();
+      done();
     });
     fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
@@ -145,7 +146,8 @@ const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
  * not an integer, under its own name, whatever its value (docs/errors.md).
  */
 export function markFractions(text: string): string {
-  if (!/\d[.eE]/.test(text)) return text;
+  // Cheap test first: a number with a fraction or exponent where a value starts.
+  if (!/[:,[]\s*-?\d+[.eE]/.test(text)) return text;
   return text.replace(STRING_OR_NUMBER, (token) =>
     token[0] !== '"' && /[.eE]/.test(token) ? `{"fraction":${JSON.stringify(token)}}` : token,
   );
