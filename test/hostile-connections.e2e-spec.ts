@@ -202,7 +202,7 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       }
     });
 
-    it('never serves a request refused 408 whose body arrives after the refusal', async () => {
+    it('never serves a request refused 408 whose body arrives after the refusal, nor one behind it', async () => {
       const body = JSON.stringify(orderBody());
       const outTradeNo = JSON.parse(body).out_trade_no as string;
       const socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
@@ -217,9 +217,17 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       try {
         await ended; // REQUEST_TIMEOUT_MS is 2 s here
         expect(Buffer.concat(received).toString()).toContain('request_timeout');
-        socket.write(body.slice(10)); // the rest, too late
+        // The rest, too late, and another request behind it on the closing connection.
+        const next = JSON.stringify(orderBody());
+        socket.write(
+          body.slice(10) +
+            `POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(next)}\r\nX-Api-Key: ${merchant.testKey}\r\n\r\n${next}`,
+        );
         await new Promise((pause) => setTimeout(pause, 1000));
-        const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [outTradeNo]);
+        const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = ANY($1)', [
+          [outTradeNo, JSON.parse(next).out_trade_no],
+        ]);
         expect(rows).toHaveLength(0);
       } finally {
         socket.destroy();

@@ -69,6 +69,34 @@ describe('graceful shutdown (docs/operations.md)', () => {
     }
   });
 
+  it('refuses a request still trickling its body in on SIGTERM, and exits 0 at once', async () => {
+    const { testKey } = await createMerchant(t);
+    const server = await startServerProcess({ DATABASE_URL: t.db.url, SHUTDOWN_TIMEOUT_MS: '8000' });
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    const received: Buffer[] = [];
+    socket.on('data', (chunk) => received.push(chunk));
+    try {
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(
+        'POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n' +
+          `X-Api-Key: ${testKey}\r\n\r\n{"a":`,
+      );
+      await new Promise((pause) => setTimeout(pause, 300));
+      const started = Date.now();
+      server.child.kill('SIGTERM');
+      const code = await new Promise<number | null>((resolve) =>
+        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
+      );
+      expect(code).toBe(0);
+      expect(Date.now() - started).toBeLessThan(8000);
+      expect(Buffer.concat(received).toString()).toContain('"error":"request_timeout"');
+    } finally {
+      socket.destroy();
+      await server.kill();
+    }
+  });
+
   it('closes a keep-alive connection once its answer is sent, so a drain ends as soon as the work does', async () => {
     const { testKey } = await createMerchant(t);
     const body = orderBody();

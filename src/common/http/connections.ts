@@ -81,10 +81,22 @@ export class Connections {
     return this.refused.has(request);
   }
 
-  /** From now on, each connection is closed once it owes no answer, and says so. */
+  /**
+   * From now on, each connection is closed once it owes no answer, and says so. A request
+   * whose body is still arriving is refused now: Node no longer times requests out once
+   * the server is closing, so it could hold the shutdown until its deadline.
+   */
   drain(): void {
     this.draining = true;
     for (const connection of this.live) {
+      const arriving = [...connection.owing.keys()].find((request) => !request.complete);
+      if (arriving) {
+        const refusal = new DomainError(
+          'request_timeout',
+          'The server is shutting down and the request had not arrived whole; nothing was done.',
+        );
+        this.refuse(connection.socket, refusal, arriving);
+      }
       if (connection.owing.size === 0) this.end(connection);
       for (const response of connection.owing.values()) closeAfter(response);
     }
@@ -128,6 +140,12 @@ export class Connections {
 
   private track(request: IncomingMessage, response: ServerResponse): void {
     const connection = this.connectionOf(request.socket);
+    // After a refusal the connection is closing (RFC 9112): a request sent behind it is
+    // never served.
+    if (connection.refusal !== null || connection.ended) {
+      this.refused.add(request);
+      return;
+    }
     connection.owing.set(request, response);
     if (this.draining) closeAfter(response);
     response.once('close', () => {
