@@ -5,7 +5,7 @@ import { ApiErrors } from '../openapi/api-errors.decorator';
 
 /**
  * A write whose parameters are all in its path. A body, if one is sent, must be `{}`: a
- * field sent anyway is refused as unknown (SPEC §5), never silently ignored, as the
+ * field sent anyway is refused as unknown (docs/errors.md, parameter_unknown), never silently ignored, as the
  * validation pipe refuses one on every write that takes a body.
  */
 @Injectable()
