@@ -94,6 +94,10 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
   });
   afterAll(() => t.close());
 
+  /** POST /v1/orders with the merchant's key; a string body is sent as it is, as JSON. */
+  const postOrder = (body: object | string) =>
+    t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Content-Type', 'application/json').send(body);
+
   describe('HTTP parser errors answer the envelope with a request id', () => {
     it.each([
       ['a DEL byte in a header', 'GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n', 400, 'malformed_request'],
@@ -334,11 +338,7 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
 
     it('stores metadata keys named like members of Object.prototype, and refuses them as fields', async () => {
       const metadata = { constructor: 'a', toString: 'b', valueOf: 'c', prototype: 'd', hasOwnProperty: 'e', b: 'f' };
-      const created = await t
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', merchant.testKey)
-        .send(orderBody({ metadata }));
+      const created = await postOrder(orderBody({ metadata }));
       expectSuccess(created, 201);
       expect(created.body.data.metadata).toEqual(metadata);
       const { rows } = await t.db.pool.query('SELECT metadata FROM orders WHERE id = $1', [created.body.data.id]);
@@ -346,19 +346,11 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       const fetched = await t.http().get(`/v1/orders/${created.body.data.id}`).set('X-Api-Key', merchant.testKey);
       expect(fetched.body.data.metadata).toEqual(metadata);
 
-      const unknown = await t
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', merchant.testKey)
-        .send({ ...orderBody(), constructor: 'x' });
+      const unknown = await postOrder({ ...orderBody(), constructor: 'x' });
       expectError(unknown, 400, 'parameter_unknown', 'constructor');
       // The limit of 20 keys counts them all, those Nest would have stripped included.
       const tooMany = { constructor: 'x', ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`k${i}`, 'v'])) };
-      const refused = await t
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', merchant.testKey)
-        .send(orderBody({ metadata: tooMany }));
+      const refused = await postOrder(orderBody({ metadata: tooMany }));
       expectError(refused, 400, 'parameter_invalid', 'metadata');
       const query = await t.http().get('/v1/orders?__proto__=1').set('X-Api-Key', merchant.testKey);
       expectError(query, 400, 'parameter_unknown', '__proto__');
@@ -368,19 +360,14 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       'refuses the amount %s as not an integer, whatever its value',
       async (amount) => {
         const body = JSON.stringify(orderBody()).replace(/"amount":\d+/, `"amount":${amount}`);
-        const response = await t
-          .http()
-          .post('/v1/orders')
-          .set('X-Api-Key', merchant.testKey)
-          .set('Content-Type', 'application/json')
-          .send(body);
+        const response = await postOrder(body);
         expectError(response, 400, 'parameter_invalid', 'amount');
         expect(response.body.message).toMatch(/integer/);
       },
     );
 
     it('refuses fields sent to a write that takes none, and takes {} or no body', async () => {
-      const order = await t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody());
+      const order = await postOrder(orderBody());
       const close = () => t.http().post(`/v1/orders/${order.body.data.id}/close`).set('X-Api-Key', merchant.testKey);
       expectError(await close().send({ cancel_reason: 'x' }), 400, 'parameter_unknown', 'cancel_reason');
       expectError(
@@ -393,35 +380,20 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
     });
 
     it('refuses a body that is a bare fraction as not an object', async () => {
-      const response = await t
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', merchant.testKey)
-        .set('Content-Type', 'application/json')
-        .send('1.5');
+      const response = await postOrder('1.5');
       expectError(response, 400, 'parameter_invalid');
     });
 
     it('refuses a fraction in metadata, and leaves numbers inside strings alone', async () => {
-      const fraction = await t
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', merchant.testKey)
-        .set('Content-Type', 'application/json')
-        .send(JSON.stringify(orderBody()).replace(/}$/, ',"metadata":{"rate":1.5}}'));
+      const fraction = await postOrder(JSON.stringify(orderBody()).replace(/}$/, ',"metadata":{"rate":1.5}}'));
       expectError(fraction, 400, 'parameter_invalid', 'metadata');
-      const inString = await t
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', merchant.testKey)
-        .send(orderBody({ subject: 'Plan 2.5e3 "x" 1.0', metadata: { rate: '1.5' } }));
+      const inString = await postOrder(orderBody({ subject: 'Plan 2.5e3 "x" 1.0', metadata: { rate: '1.5' } }));
       expectSuccess(inString, 201);
       expect(inString.body.data.subject).toBe('Plan 2.5e3 "x" 1.0');
     });
 
     it('counts metadata and URL lengths in code points, as the database does', async () => {
-      const create = (overrides: Record<string, unknown>) =>
-        t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody(overrides));
+      const create = (overrides: Record<string, unknown>) => postOrder(orderBody(overrides));
       const emoji = '\u{1F600}';
       expectSuccess(await create({ metadata: { [emoji.repeat(40)]: emoji.repeat(500) } }), 201);
       expectError(await create({ metadata: { [emoji.repeat(41)]: 'v' } }), 400, 'parameter_invalid', 'metadata');
@@ -444,11 +416,7 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectError(await admin().send({ name: `${'a'.repeat(200)}\ufe0f` }), 400, 'parameter_invalid', 'name');
       // 200 characters outside the BMP are 400 UTF-16 units, and fit.
       expectSuccess(await admin().send({ name: '\u{1F600}'.repeat(200) }), 201);
-      const order = await t
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', merchant.testKey)
-        .send(orderBody({ subject: `${'s'.repeat(256)}\ufe0f` }));
+      const order = await postOrder(orderBody({ subject: `${'s'.repeat(256)}\ufe0f` }));
       expectError(order, 400, 'parameter_invalid', 'subject');
     });
   });

@@ -110,9 +110,7 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
       const [eventId] = await payOrders(t, merchant.testKey, receiver.url, 1);
       await until(() => receiver.received.length === 1);
       server.child.kill('SIGTERM');
-      const code = await new Promise<number | null>((resolve) =>
-        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
-      );
+      const code = await server.exited;
       expect(code).toBe(0);
       const { rows } = await t.db.pool.query('SELECT delivery_status, attempts FROM events WHERE id = $1', [eventId]);
       expect(rows[0]).toEqual({ delivery_status: 'delivered', attempts: 1 });

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expectError, expectSuccess } from './support/expect-error';
-import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { createMerchant, createPaidOrder, TestMerchant } from './support/factories';
 import { NOTIFY_ENV } from './support/notifications';
 import { Answer, Receiver, signedBy, startReceiver, waitFor } from './support/receiver';
 import { startTestApp, TestApp } from './support/test-app';
-import { deliverEvent, paymentSucceeded } from './support/webhooks';
 
 /** Slots 0, 300 ms, 600 ms (NOTIFY_ENV). */
 const SCHEDULE_MS = [0, 300, 600];
@@ -21,13 +20,8 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
 
   /** Pays an order whose notify_url is the receiver's; resolves with its event row once settled. */
   async function paidEvent(receiver: Receiver, path = '/notify', app = t, apiKey = merchant.testKey) {
-    const created = await app
-      .http()
-      .post('/v1/orders')
-      .set('X-Api-Key', apiKey)
-      .send(orderBody({ notify_url: receiver.url.replace('/notify', path) }));
-    await deliverEvent(app, paymentSucceeded(created.body.data.id));
-    const { rows } = await app.db.pool.query('SELECT id FROM events WHERE order_id = $1', [created.body.data.id]);
+    const created = await createPaidOrder(app, apiKey, { notify_url: receiver.url.replace('/notify', path) });
+    const { rows } = await app.db.pool.query('SELECT id FROM events WHERE order_id = $1', [created.id]);
     await waitFor(app.db.pool, `SELECT delivery_status <> 'pending' AS done FROM events WHERE id = $1`, [rows[0].id]);
     return (await app.db.pool.query('SELECT * FROM events WHERE id = $1', [rows[0].id])).rows[0];
   }
@@ -275,12 +269,7 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     const receiver = await startReceiver(() => ({ status: 200 }), 2000);
     try {
       const owner = await createMerchant(app);
-      const created = await app
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', owner.testKey)
-        .send(orderBody({ notify_url: receiver.url }));
-      await deliverEvent(app, paymentSucceeded(created.body.data.id));
+      await createPaidOrder(app, owner.testKey, { notify_url: receiver.url });
       // While the receiver holds the attempt, its job is locked by the instance's pool …
       const locked = 'SELECT locked_by FROM graphile_worker.jobs WHERE locked_by IS NOT NULL';
       await waitFor(app.db.pool, `SELECT count(*) > 0 AS done FROM (${locked}) AS held`);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expectError, expectSuccess } from './support/expect-error';
-import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { createMerchant, createPaidOrder, orderBody, TestMerchant } from './support/factories';
 import { NOTIFY_ENV } from './support/notifications';
 import { Receiver, signedBy, startReceiver, waitFor, waitForSettled } from './support/receiver';
 import { delta, scrape } from './support/metrics';
@@ -277,16 +277,8 @@ describe('merchant notifications (docs/notifications.md)', () => {
     try {
       const owner = await createMerchant(app);
       const before = await scrape(app);
-      const pay = async (url: string) => {
-        const created = await app
-          .http()
-          .post('/v1/orders')
-          .set('X-Api-Key', owner.testKey)
-          .send(orderBody({ notify_url: url }));
-        await deliverEvent(app, paymentSucceeded(created.body.data.id));
-      };
-      await pay(receiver.url);
-      await pay(failing.url);
+      await createPaidOrder(app, owner.testKey, { notify_url: receiver.url });
+      await createPaidOrder(app, owner.testKey, { notify_url: failing.url });
       await waitForSettled(app.db.pool);
       const after = await scrape(app);
       // One delivered at once; three failed attempts (the schedule's three slots) for the other.
@@ -304,12 +296,7 @@ describe('merchant notifications (docs/notifications.md)', () => {
     const app = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
     try {
       const owner = await createMerchant(app);
-      const created = await app
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', owner.testKey)
-        .send(orderBody({ notify_url: receiver.url }));
-      await deliverEvent(app, paymentSucceeded(created.body.data.id));
+      await createPaidOrder(app, owner.testKey, { notify_url: receiver.url });
       await new Promise((resolve) => setTimeout(resolve, 1100));
       const series = await scrape(app);
       expect(series.get('kukopay_notifications_pending')).toBe(1);

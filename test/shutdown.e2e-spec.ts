@@ -37,9 +37,7 @@ describe('graceful shutdown (docs/operations.md)', () => {
       server.child.kill('SIGTERM');
 
       expect(await inFlight).toBe(201);
-      const code = await new Promise<number | null>((resolve) =>
-        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
-      );
+      const code = await server.exited;
       expect(code).toBe(0);
       await expect(request(server.url).get('/health')).rejects.toThrow(/ECONNREFUSED/);
       const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [body.out_trade_no]);
@@ -58,9 +56,7 @@ describe('graceful shutdown (docs/operations.md)', () => {
       await new Promise((resolve) => socket.once('connect', resolve));
       const started = Date.now();
       server.child.kill('SIGTERM');
-      const code = await new Promise<number | null>((resolve) =>
-        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
-      );
+      const code = await server.exited;
       expect(code).toBe(0);
       expect(Date.now() - started).toBeLessThan(8000);
     } finally {
@@ -85,9 +81,7 @@ describe('graceful shutdown (docs/operations.md)', () => {
       await new Promise((pause) => setTimeout(pause, 300));
       const started = Date.now();
       server.child.kill('SIGTERM');
-      const code = await new Promise<number | null>((resolve) =>
-        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
-      );
+      const code = await server.exited;
       expect(code).toBe(0);
       expect(Date.now() - started).toBeLessThan(8000);
       expect(Buffer.concat(received).toString()).toContain('"error":"request_timeout"');
@@ -118,9 +112,7 @@ describe('graceful shutdown (docs/operations.md)', () => {
       const answer = await inFlight;
       expect(answer.status).toBe(201);
       expect(answer.headers.get('connection')).toBe('close');
-      const code = await new Promise<number | null>((resolve) =>
-        server.child.exitCode !== null ? resolve(server.child.exitCode) : server.child.once('exit', resolve),
-      );
+      const code = await server.exited;
       // Exit 1 would mean the drain waited for SHUTDOWN_TIMEOUT_MS.
       expect(code).toBe(0);
     } finally {

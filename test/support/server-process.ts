@@ -9,8 +9,8 @@ export interface ServerProcess {
   child: ChildProcess;
   /** Every line the server printed on stdout so far (its JSON logs). */
   stdout: string[];
-  /** Resolves when the process has exited. */
-  exited: Promise<void>;
+  /** Resolves with the exit code (null when a signal ended it) once the process has exited. */
+  exited: Promise<number | null>;
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
@@ -28,7 +28,7 @@ export async function startServerProcess(env: Record<string, string>, cwd?: stri
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd,
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr += chunk));
   const stdout: string[] = [];

@@ -12,7 +12,7 @@ describe('AuthFailureLimiter', () => {
   const unauthorised = new DomainError('api_key_invalid', 'no', 'X-Api-Key');
 
   it('answers 429 from the 21st failure within a minute, with the wait until the window has room', () => {
-    const limiter = new AuthFailureLimiter(new Metrics(() => ({ size: 20, lent: 0, waiting: 0 })));
+    const limiter = new AuthFailureLimiter(new Metrics(() => ({ size: 20, total: 0, idle: 0, waiting: 0 })));
     for (let i = 0; i < 20; i++) {
       expect(limiter.refuse(from('10.0.0.1'), unauthorised, 'api_key').code).toBe('api_key_invalid');
       now += 1000;
@@ -26,7 +26,7 @@ describe('AuthFailureLimiter', () => {
   });
 
   it('forgives once the failures are older than a minute', () => {
-    const limiter = new AuthFailureLimiter(new Metrics(() => ({ size: 20, lent: 0, waiting: 0 })));
+    const limiter = new AuthFailureLimiter(new Metrics(() => ({ size: 20, total: 0, idle: 0, waiting: 0 })));
     for (let i = 0; i < 21; i++) limiter.refuse(from('10.0.0.1'), unauthorised, 'api_key');
     now += 60_001;
     expect(limiter.refuse(from('10.0.0.1'), unauthorised, 'api_key').code).toBe('api_key_invalid');
