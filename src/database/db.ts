@@ -89,9 +89,9 @@ export class Db implements Connection {
   /**
    * Transactions and writes that may wait on a lock (write()) may hold at most three
    * quarters of the connections at once, so that requests queued on a hot row can never
-   * take those that reads need; one tenant at most two thirds of those, so that they
-   * never take all that other tenants' writes need either (docs/operations.md, "One hot
-   * order").
+   * take those that reads need; the last third of those is kept for tenants holding none,
+   * so that busy tenants never take all that other tenants' writes need either
+   * (docs/operations.md, "One hot order").
    */
   private readonly writeSlots: Slots;
   /** Sent with every BEGIN behind a transaction pooler, where startup options are refused. */
@@ -111,7 +111,7 @@ export class Db implements Connection {
     this.mode = options.mode;
     this.size = options.poolSize;
     const slots = Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4));
-    this.writeSlots = new Slots(slots, Math.max(1, slots - Math.ceil(slots / 3)));
+    this.writeSlots = new Slots(slots, Math.ceil(slots / 3));
     this.settingsPerTransaction =
       options.mode === 'transaction'
         ? Object.entries(SESSION_SETTINGS).map(([name, value]) => `SET LOCAL ${name} = ${literal(value)}`)

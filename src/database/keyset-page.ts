@@ -24,24 +24,24 @@ export interface KeysetRows<Row> {
  *
  * The cursor's position is compared in SQL: read into a JS Date, created_at would lose
  * its microseconds, and rows created in the same millisecond as the cursor, just before
- * it, would fall on the wrong side and never be listed.
+ * it, would fall on the wrong side and never be listed. One statement per page; only an
+ * empty page asks whether its cursor exists at all.
  */
 export async function keysetRows<Row>(db: Db, query: KeysetQuery): Promise<KeysetRows<Row> | null> {
   const params = [...query.params];
-  let after = '';
+  let cursor: string | null = null;
   if (query.startingAfter !== undefined) {
     params.push(query.startingAfter);
-    const cursor = `SELECT created_at, id FROM ${query.table} WHERE ${query.where} AND id = $${params.length}`;
-    if (!(await db.one(cursor, params))) return null;
-    after = `AND (created_at, id) < (${cursor})`;
+    cursor = `SELECT created_at, id FROM ${query.table} WHERE ${query.where} AND id = $${params.length}`;
   }
   params.push(query.limit + 1);
   const rows = await db.rows<Row>(
     `SELECT ${query.columns} FROM ${query.table}
-      WHERE ${query.where} ${after}
+      WHERE ${query.where} ${cursor ? `AND (created_at, id) < (${cursor})` : ''}
       ORDER BY created_at DESC, id DESC
       LIMIT $${params.length}`,
     params,
   );
+  if (cursor && rows.length === 0 && !(await db.one(cursor, params.slice(0, -1)))) return null;
   return { rows: rows.slice(0, query.limit), hasMore: rows.length > query.limit };
 }

@@ -4,7 +4,7 @@ const busy = () => new Error('busy');
 
 describe('Slots', () => {
   it('lets one tenant hold no more than its share, and other tenants the rest', async () => {
-    const slots = new Slots(3, 2);
+    const slots = new Slots(3, 1);
     await slots.acquire('hot', 1000, busy);
     await slots.acquire('hot', 1000, busy);
     let third = false;
@@ -22,7 +22,7 @@ describe('Slots', () => {
   });
 
   it('keeps the reserve for tenants holding none, however many tenants are busy', async () => {
-    const slots = new Slots(6, 4);
+    const slots = new Slots(6, 2);
     for (let i = 0; i < 4; i++) await slots.acquire('hot', 1000, busy);
     await slots.acquire('webhooks', 1000, busy);
     // Two busy tenants: the second gets one slot, then waits like the first.
@@ -32,7 +32,7 @@ describe('Slots', () => {
   });
 
   it('lets in every waiter one release makes eligible', async () => {
-    const slots = new Slots(6, 4);
+    const slots = new Slots(6, 2);
     await slots.acquire('t', 1000, busy);
     for (let i = 0; i < 3; i++) await slots.acquire('u', 1000, busy);
     // 2 free, the reserve: u may not take another, and t's second must wait too.
@@ -62,7 +62,7 @@ describe('Slots', () => {
   });
 
   it('rejects a waiter after its time limit and gives its place to no one', async () => {
-    const slots = new Slots(1, 1);
+    const slots = new Slots(1, 0);
     await slots.acquire('a', 1000, busy);
     await expect(slots.acquire('b', 20, busy)).rejects.toThrow('busy');
     slots.release('a');

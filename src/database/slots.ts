@@ -1,24 +1,26 @@
 /**
- * A counting semaphore with a wait limit and a share per tenant. Per process, for load
+ * A counting semaphore with a wait limit and a reserve for tenants holding none. Per process, for load
  * shaping only: it decides how many connections may sit in writes (transactions, and
  * autocommit writes that may wait on a lock) at once, and how many of them one tenant may
  * hold, never whether anything happens.
  *
- * The share is what keeps hot rows from starving the others: requests queued on a row
+ * The reserve is what keeps hot rows from starving the others: requests queued on a row
  * lock hold their slots while they wait, so without a limit they could take them all.
- * The last `size - perTenant` free slots are kept for tenants that hold none: one busy
+ * The last `reserve` free slots are kept for tenants that hold none: one busy
  * tenant, or several together (a merchant's refunds and the provider's webhooks queued
  * on the same order), stop there, and every other tenant still finds a slot.
  */
 export class Slots {
   private free: number;
-  private readonly reserve: number;
   private readonly heldBy = new Map<string, number>();
   private readonly waiting: { tenant: string; grant: () => void; timer: NodeJS.Timeout }[] = [];
 
-  constructor(size: number, perTenant: number) {
+  /** `reserve`: the free slots kept for tenants that hold none. */
+  constructor(
+    size: number,
+    private readonly reserve: number,
+  ) {
     this.free = size;
-    this.reserve = size - perTenant;
   }
 
   /** Resolves when a slot is `tenant`'s; rejects with `onTimeout()` after `timeoutMs`. */
