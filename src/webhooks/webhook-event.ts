@@ -1,7 +1,7 @@
 import secureJsonParse from 'secure-json-parse';
 import { DomainError } from '../common/errors/domain-error';
 import { utf8Text } from '../common/http/kuko-fastify-adapter';
-import { refuseUnstorableJson } from '../common/validation/storable-json';
+import { isJsonObject, refuseUnstorableJson } from '../common/validation/storable-json';
 
 /** A provider event as posted: `{id, type, created_at, data}` (docs/webhooks.md). */
 export interface WebhookEvent {
@@ -30,7 +30,7 @@ export function parseWebhookEvent(raw: Buffer, webhookId: string): WebhookEvent 
     if (error instanceof DomainError) throw error;
     throw new DomainError('invalid_json', `The webhook body is not valid JSON: ${(error as Error).message}`);
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+  if (!isJsonObject(body)) {
     throw invalid('The webhook body must be an event object.', null);
   }
   const event = body as Record<string, unknown>;

@@ -5,7 +5,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { DomainError } from '../errors/domain-error';
 import { toErrorResponse } from '../errors/error-response';
-import { refuseUnstorableJson } from '../validation/storable-json';
+import { isJsonObject, refuseUnstorableJson } from '../validation/storable-json';
 import { ApiResponse } from './api-response';
 import { Connections } from './connections';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
@@ -128,10 +128,6 @@ export function utf8Text(body: Buffer, what: string): string {
   }
 }
 
-function isObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Keys such as __proto__ are refused rather than silently dropped. */
 function parseJson(text: string): unknown {
   return secureJsonParse.parse(text, { protoAction: 'error', constructorAction: 'error' });
@@ -164,7 +160,7 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
     const text = utf8Text(body, 'The request body');
     parsed = parseJson(text);
     // Only in an object: any other body is refused as a whole ("must be a JSON object").
-    const marked = isObject(parsed) ? markFractions(text) : text;
+    const marked = isJsonObject(parsed) ? markFractions(text) : text;
     if (marked !== text) parsed = parseJson(marked);
   } catch (error) {
     if (error instanceof DomainError) throw error;

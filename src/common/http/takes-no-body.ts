@@ -2,6 +2,7 @@ import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards }
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import { ApiErrors } from '../openapi/api-errors.decorator';
+import { isJsonObject } from '../validation/storable-json';
 
 /**
  * A write whose parameters are all in its path. A body, if one is sent, must be `{}`: a
@@ -13,7 +14,7 @@ class NoBodyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const body: unknown = context.switchToHttp().getRequest<FastifyRequest>().body;
     if (body === undefined) return true;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    if (!isJsonObject(body)) {
       throw new DomainError('parameter_invalid', 'This request takes no body; send none, or {}.', null);
     }
     const [unknown] = Object.keys(body);

@@ -1,6 +1,6 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError } from '../errors/domain-error';
-import { refuseUnstorableJson } from '../validation/storable-json';
+import { isJsonObject, refuseUnstorableJson } from '../validation/storable-json';
 import { asSentOf } from '../validation/validators';
 
 /**
@@ -60,7 +60,7 @@ class BodyValidationPipe extends ValidationPipe {
     refusePrototypeNames(value);
     if (metadata.type !== 'body') return super.transform(value, metadata);
     if (value === undefined) return super.transform({}, metadata);
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    if (!isJsonObject(value)) {
       throw new DomainError('parameter_invalid', 'The request body must be a JSON object.', null);
     }
     // Copied before Nest strips keys from the value, to be put back (AsSent).
@@ -98,8 +98,7 @@ function copyMaps(value: object): Record<string, unknown> {
   const maps: Record<string, unknown> = {};
   for (const [name, field] of Object.entries(value)) {
     // Object.fromEntries defines every key as an own property, `__proto__` included.
-    if (typeof field === 'object' && field !== null && !Array.isArray(field))
-      maps[name] = Object.fromEntries(Object.entries(field));
+    if (isJsonObject(field)) maps[name] = Object.fromEntries(Object.entries(field));
   }
   return maps;
 }

@@ -43,3 +43,8 @@ function unstorable(path: string): DomainError {
     path || null,
   );
 }
+
+/** A JSON object: not null, not an array (what a body, a map or an event must be). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,4 +1,5 @@
 import { registerDecorator, ValidateIf, ValidationOptions } from 'class-validator';
+import { isJsonObject } from './storable-json';
 
 /**
  * An optional field: it may be left out, but when present it must be valid. Unlike
@@ -84,7 +85,7 @@ export function IsMetadata(options?: ValidationOptions) {
   return custom(
     'isMetadata',
     (value) => {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+      if (!isJsonObject(value)) return false;
       const entries = Object.entries(value);
       return (
         entries.length <= 20 &&
