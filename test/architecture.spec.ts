@@ -49,6 +49,23 @@ describe('the structure of src/', () => {
     expect(features.filter(([from, to]) => pairs.has(`${to}>${from}`))).toEqual([]);
   });
 
+  it('has every write take a body DTO or refuse one (@TakesNoBody), so no field is silently ignored', () => {
+    const writes = sourceFiles(SRC)
+      .filter((file) => file.endsWith('.controller.ts'))
+      .flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split(/(?=@(?:Post|Get|Put|Patch|Delete)\()/)
+          .filter((route) => route.startsWith('@Post('))
+          .map((route) => ({ file: relative(SRC, file), route })),
+      );
+    expect(writes.length).toBeGreaterThan(10);
+    // The webhook route reads its raw body itself, after checking the signature over it.
+    const unchecked = writes
+      .filter(({ route }) => !/@Body\(\)|@TakesNoBody\(\)|@Req\(\) request: FastifyRequest/.test(route))
+      .map(({ file, route }) => `${file}: ${route.slice(0, route.indexOf('\n'))}`);
+    expect(unchecked).toEqual([]);
+  });
+
   it('keeps SQL in repositories and the database module', () => {
     const sql = /\b(SELECT|INSERT|UPDATE|DELETE)\b/;
     const misplaced = sourceFiles(SRC)
