@@ -83,6 +83,8 @@ interface OpenTransaction {
 @Injectable()
 export class Db implements Connection {
   private readonly current = new AsyncLocalStorage<OpenTransaction>();
+  /** Transactions whose fn is running: the storage is enabled only while there are any. */
+  private transactionsInContext = 0;
   /** PREPARE statements every connection needs before its first opening message, by name. */
   private readonly preparations = new Map<string, string>();
   private readonly prepared = new WeakSet<PoolClient>();
@@ -214,7 +216,7 @@ export class Db implements Connection {
       const begin = ['BEGIN', ...this.settingsPerTransaction];
       const opened = await simpleQuery(client, [...prepare, ...begin, ...opening]);
       if (prepare.length > 0) this.prepared.add(client);
-      const result = await this.current.run(transaction, () => fn(opened.slice(prepare.length + begin.length)));
+      const result = await this.inContext(transaction, () => fn(opened.slice(prepare.length + begin.length)));
       await simpleQuery(client, [...transaction.closing, 'COMMIT']);
       return result;
     } catch (error) {
@@ -223,6 +225,25 @@ export class Db implements Connection {
       // opening would PREPARE again and fail. Such a client is discarded instead.
       if (!this.prepared.has(client) && opening.length > 0) discard();
       throw error;
+    }
+  }
+
+  /**
+   * Runs fn with the transaction as its async context. AsyncLocalStorage makes Node 20
+   * run a promise hook for every promise in the process from its first run() on, for
+   * transactions and requests that open none alike (measured: 10–20 % of an unkeyed
+   * create's server CPU, docs/decisions.md). So the storage is disabled again whenever
+   * the last open transaction ends; the next run() enables it. Disabling only when none
+   * is open is safe: only fn's continuations ever read the store, and every one of them
+   * has finished before its transaction counts as ended.
+   */
+  private async inContext<T>(transaction: OpenTransaction, fn: () => Promise<T>): Promise<T> {
+    this.transactionsInContext += 1;
+    try {
+      return await this.current.run(transaction, fn);
+    } finally {
+      this.transactionsInContext -= 1;
+      if (this.transactionsInContext === 0) this.current.disable();
     }
   }
 
