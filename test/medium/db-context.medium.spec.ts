@@ -15,30 +15,31 @@ describe('the transaction context of Db', () => {
 
   const txid = async () => (await m.db.one<{ id: string }>('SELECT txid_current()::text AS id'))!.id;
 
-  /** A transaction that reads its id, waits for `until`, then reads it again. */
-  const overlapping = (until: Promise<void>) =>
+  /** A transaction that reads its id, says so, waits for `until`, then reads it again. */
+  const overlapping = (started: () => void, until: Promise<void>) =>
     m.db.transaction('test', async () => {
       const before = await txid();
+      started();
       await until;
       return { before, after: await txid() };
     });
 
   it('keeps each overlapping transaction on its own, while others end around it', async () => {
     for (let round = 0; round < 20; round++) {
-      let releaseFirst!: () => void;
-      let releaseSecond!: () => void;
-      const first = overlapping(new Promise((resolve) => (releaseFirst = resolve)));
-      const second = overlapping(new Promise((resolve) => (releaseSecond = resolve)));
-      // Let both start, end the first, and only then let the second read again.
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      releaseFirst();
-      const firstIds = await first;
-      releaseSecond();
-      const secondIds = await second;
+      const first = signals();
+      const second = signals();
+      const firstIds = overlapping(first.start, first.release.promise);
+      const secondIds = overlapping(second.start, second.release.promise);
+      // Both are open; the first ends, and only then does the second read again.
+      await Promise.all([first.started, second.started]);
+      first.release.resolve();
+      const firstRead = await firstIds;
+      second.release.resolve();
+      const secondRead = await secondIds;
 
-      expect(firstIds.after).toBe(firstIds.before);
-      expect(secondIds.after).toBe(secondIds.before);
-      expect(secondIds.before).not.toBe(firstIds.before);
+      expect(firstRead.after).toBe(firstRead.before);
+      expect(secondRead.after).toBe(secondRead.before);
+      expect(secondRead.before).not.toBe(firstRead.before);
     }
   });
 
@@ -55,3 +56,11 @@ describe('the transaction context of Db', () => {
     expect(inside[1]).toBe(inside[0]);
   });
 });
+
+function signals() {
+  let start!: () => void;
+  const started = new Promise<void>((resolve) => (start = resolve));
+  let resolve!: () => void;
+  const promise = new Promise<void>((done) => (resolve = done));
+  return { start, started, release: { promise, resolve } };
+}
