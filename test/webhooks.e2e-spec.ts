@@ -33,7 +33,9 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
     it('answers 503 webhooks_not_configured without WEBHOOK_SECRETS', async () => {
       const bare = await startTestApp({}, t.db);
       try {
-        expectError(await deliverEvent(bare, paymentSucceeded('ord_x')), 503, 'webhooks_not_configured');
+        const response = await deliverEvent(bare, paymentSucceeded('ord_x'));
+        expectError(response, 503, 'webhooks_not_configured');
+        expect(response.headers['retry-after']).toBe('60');
       } finally {
         await bare.close();
       }

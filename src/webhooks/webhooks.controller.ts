@@ -17,6 +17,10 @@ import { verifyWebhookSignature } from './webhook-signature';
  * Provider webhooks. No API key and no Idempotency-Key: the signature authenticates, the
  * event id deduplicates. The body is verified as raw bytes before it is parsed.
  */
+
+/** Seconds a provider should wait while webhooks are not configured (docs/webhooks.md). */
+const NOT_CONFIGURED_RETRY_AFTER = '60';
+
 @ApiStandardErrors('public')
 @ApiTags('webhooks')
 @Controller('v1/webhooks')
@@ -38,7 +42,10 @@ export class WebhooksController {
   @ApiErrors('resource_not_ready', 'webhooks_not_configured')
   async receive(@Param('provider') provider: string, @Req() request: FastifyRequest) {
     if (this.config.webhookSecrets.size === 0) {
-      throw new DomainError('webhooks_not_configured', 'No webhook secrets are configured (WEBHOOK_SECRETS).');
+      // Every 503 says when to retry; this one lasts until an operator sets WEBHOOK_SECRETS.
+      throw new DomainError('webhooks_not_configured', 'No webhook secrets are configured (WEBHOOK_SECRETS).', null, {
+        'Retry-After': NOT_CONFIGURED_RETRY_AFTER,
+      });
     }
     const verifiers = this.config.webhookSecrets.get(provider);
     if (!verifiers) throw new DomainError('resource_missing', `No webhook provider named '${provider}'.`, 'provider');

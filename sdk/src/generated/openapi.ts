@@ -3575,7 +3575,7 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Seconds to wait before retrying (with the same Idempotency-Key). */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -35,6 +35,7 @@ const ALWAYS_RETRY_AFTER = new Set<string>([
   'service_unavailable',
   'resource_not_ready',
   'rate_limited',
+  'webhooks_not_configured',
 ]);
 
 export function declare(handler: object, change: (declared: DeclaredResponses) => void): void {
