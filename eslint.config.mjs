@@ -37,6 +37,17 @@ export default tseslint.config(
     },
   },
   {
+    // Work that belongs to a database transaction must be awaited inside it: Db ends the
+    // transaction's async context when its work settles (docs/decisions.md), so a promise
+    // left floating would run its statements outside it.
+    files: ['src/**/*.ts'],
+    languageOptions: { parserOptions: { project: './tsconfig.json', tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+    },
+  },
+  {
     // Plain CommonJS scripts (bench, CI helpers, jest config) may require().
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

@@ -235,7 +235,7 @@ export class Db implements Connection {
    * create's server CPU, docs/decisions.md). So the storage is disabled again whenever
    * the last open transaction ends; the next run() enables it. Disabling only when none
    * is open is safe: only fn's continuations ever read the store, and every one of them
-   * has finished before its transaction counts as ended.
+   * has finished before its transaction counts as ended (lint refuses floating promises).
    */
   private async inContext<T>(transaction: OpenTransaction, fn: () => Promise<T>): Promise<T> {
     this.transactionsInContext += 1;
