@@ -64,19 +64,17 @@ class BodyValidationPipe extends ValidationPipe {
       throw new DomainError('parameter_invalid', 'The request body must be a JSON object.', null);
     }
     // Copied before Nest strips keys from the value, to be put back (AsSent).
-    const maps = copyMaps(value);
+    const maps = copyMaps(value, asSentOf(metadata.metatype));
     const entity = (await super.transform(value, metadata)) as Record<string, unknown>;
-    return this.withMapsAsSent(entity, maps, metadata.metatype);
+    return maps ? this.withMapsAsSent(entity, maps) : entity;
   }
 
   /**
    * Puts back the @AsSent() maps as they were sent, and validates the DTO again with
    * them: the first validation saw them without the keys Nest and class-transformer drop.
    */
-  private async withMapsAsSent(entity: Record<string, unknown>, maps: Record<string, unknown>, type: unknown) {
-    const names = asSentOf(type).filter((name) => name in maps);
-    if (names.length === 0) return entity;
-    for (const name of names) entity[name] = maps[name];
+  private async withMapsAsSent(entity: Record<string, unknown>, maps: Record<string, unknown>) {
+    Object.assign(entity, maps);
     const errors = await this.validate(entity, this.validatorOptions);
     if (errors.length > 0) throw await this.exceptionFactory(errors);
     return entity;
@@ -93,12 +91,14 @@ function refusePrototypeNames(value: unknown): void {
   }
 }
 
-/** A shallow copy of each plain-object field of a value (a body's `metadata`). */
-function copyMaps(value: object): Record<string, unknown> {
-  const maps: Record<string, unknown> = {};
-  for (const [name, field] of Object.entries(value)) {
+/** A shallow copy of each named field that was sent as an object, or null when none was. */
+function copyMaps(value: Record<string, unknown>, names: readonly string[]): Record<string, unknown> | null {
+  let maps: Record<string, unknown> | null = null;
+  for (const name of names) {
+    const field = value[name];
     // Object.fromEntries defines every key as an own property, `__proto__` included.
-    if (isJsonObject(field)) maps[name] = Object.fromEntries(Object.entries(field));
+    if (Object.hasOwn(value, name) && isJsonObject(field))
+      (maps ??= {})[name] = Object.fromEntries(Object.entries(field));
   }
   return maps;
 }
