@@ -202,10 +202,6 @@ export function withLastResponse<T extends object>(value: T, lastResponse: LastR
 
 /** The `error` of an error envelope, or null when the text is not one. */
 function errorCodeOf(text: string): string | null {
-  try {
-    const body = JSON.parse(text) as { error?: unknown };
-    return typeof body?.error === 'string' ? body.error : null;
-  } catch {
-    return null;
-  }
+  const body = parseJson(text) as { error?: unknown } | null | undefined;
+  return typeof body?.error === 'string' ? body.error : null;
 }
