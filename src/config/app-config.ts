@@ -3,6 +3,7 @@
  * the process with a message that names the variable (ConfigError), never a late crash.
  */
 import { CronTime } from 'cron';
+import { urlSettings } from '../database/url-settings';
 import { ConfigError, Env, integer, value } from './env-values';
 import { loadNotificationConfig, NotificationConfig } from './notification-config';
 import { parseWebhookSecrets, WebhookSecrets } from './webhook-secrets';
@@ -54,6 +55,14 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
   if (config.databasePoolMode === 'transaction' && config.databaseDirectUrl === null) {
     // Behind a transaction pooler there is no session for migrations or the queue's LISTEN.
     throw new ConfigError('DATABASE_DIRECT_URL', 'must be set when DATABASE_POOL_MODE=transaction');
+  }
+  if (config.databasePoolMode === 'transaction' && config.databaseUrl !== null) {
+    // Applied with every statement behind the pooler, so they must be settings (url-settings.ts).
+    try {
+      urlSettings(config.databaseUrl);
+    } catch (error) {
+      throw new ConfigError('DATABASE_URL', (error as Error).message);
+    }
   }
   return config;
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { PoolMode } from '../config/app-config';
+import { urlSettings } from './url-settings';
 
 /**
  * Migrations are TypeScript under migrations/ and compiled to dist/migrations/. Running
@@ -24,7 +25,7 @@ export const SESSION_SETTINGS: Readonly<Record<string, string>> = {
 export interface PoolOptions {
   /** Connections per process. */
   max?: number;
-  /** `transaction` behind PgBouncer: no startup options (the settings go with each BEGIN). */
+  /** `transaction` behind PgBouncer: no startup options (Db sends the settings with each statement). */
   mode?: PoolMode;
 }
 
@@ -58,13 +59,21 @@ export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSour
  * replacing them (pg lets a URL parameter override the pool's own). A setting the URL
  * names explicitly, such as its own lock_timeout, still wins, as PostgreSQL applies the
  * last `-c`. Behind a transaction pooler there are no startup options at all: PgBouncer
- * refuses them, and Db sends SESSION_SETTINGS with each BEGIN instead.
+ * drops or refuses them, and Db applies `transactionSettings` to every statement instead.
  */
 export function withServerSettings(url: string, mode: PoolMode): { connectionString: string; options?: string } {
   const parsed = new URL(url);
   const fromUrl = parsed.searchParams.get('options');
   parsed.searchParams.delete('options');
-  if (mode === 'transaction') return { connectionString: parsed.toString(), options: fromUrl ?? undefined };
+  if (mode === 'transaction') return { connectionString: parsed.toString() };
   const ours = Object.entries({ ...SESSION_SETTINGS, TimeZone: 'UTC' }).map(([name, value]) => `-c ${name}=${value}`);
   return { connectionString: parsed.toString(), options: [...ours, ...(fromUrl ? [fromUrl] : [])].join(' ') };
+}
+
+/**
+ * What Db sets in every transaction behind a transaction pooler: our limits, then the
+ * URL's own settings, which win as they do in a session's startup options.
+ */
+export function transactionSettings(url: string): Record<string, string> {
+  return { ...SESSION_SETTINGS, ...urlSettings(url) };
 }

@@ -17,6 +17,7 @@ import type { PoolClient, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PoolMode } from '../config/app-config';
 import { ACQUIRE_TIMEOUT_MS, SESSION_SETTINGS } from './data-source-options';
+import { inlineStatement } from './inline-statement';
 import { literal } from './literal';
 import { DatabaseBusyError } from './pg-errors';
 import { Slots } from './slots';
@@ -46,6 +47,11 @@ export type Literal = string | number | Buffer;
 
 export interface DbOptions {
   mode: PoolMode;
+  /**
+   * Behind a transaction pooler, the settings every statement runs under (startup
+   * options do not get through it); SESSION_SETTINGS when not given.
+   */
+  settings?: Readonly<Record<string, string>>;
   /** Connections of the pool; a quarter of them are kept free of transactions for reads. */
   poolSize: number;
 }
@@ -96,7 +102,10 @@ export class Db implements Connection {
    * (docs/operations.md, "One hot order").
    */
   private readonly writeSlots: Slots;
-  /** Sent with every BEGIN behind a transaction pooler, where startup options are refused. */
+  /**
+   * Behind a transaction pooler, where startup options are refused, the settings go with
+   * every BEGIN, and with every statement outside a transaction (see `autocommit`).
+   */
   private readonly settingsPerTransaction: string[];
   readonly mode: PoolMode;
   private readonly size: number;
@@ -115,21 +124,19 @@ export class Db implements Connection {
     const slots = Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4));
     this.writeSlots = new Slots(slots, Math.ceil(slots / 3));
     this.settingsPerTransaction =
-      options.mode === 'transaction'
-        ? Object.entries(SESSION_SETTINGS).map(([name, value]) => `SET LOCAL ${name} = ${literal(value)}`)
-        : [];
+      options.mode === 'transaction' ? [settingStatement(options.settings ?? SESSION_SETTINGS)] : [];
   }
 
   rows<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T[]> {
     const open = this.current.getStore();
     if (open) return this.on(open.client).rows<T>(sql, params);
-    return this.withConnection((client) => this.on(client).rows<T>(sql, params));
+    return this.withConnection((client) => this.autocommit(client).rows<T>(sql, params));
   }
 
   execute(sql: Sql, params: unknown[] = []): Promise<number> {
     const open = this.current.getStore();
     if (open) return this.on(open.client).execute(sql, params);
-    return this.withConnection((client) => this.on(client).execute(sql, params));
+    return this.withConnection((client) => this.autocommit(client).execute(sql, params));
   }
 
   async one<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T | null> {
@@ -254,7 +261,7 @@ export class Db implements Connection {
   session<T>(fn: (connection: Connection) => Promise<T>, options: { discardIf?: () => boolean } = {}): Promise<T> {
     return this.withConnection(async (client, discard) => {
       try {
-        return await fn(this.on(client));
+        return await fn(this.autocommit(client));
       } finally {
         if (options.discardIf?.()) discard();
       }
@@ -292,6 +299,27 @@ export class Db implements Connection {
       const text = this.mode === 'transaction' && typeof sql !== 'string' ? sql.text : sql;
       const config = typeof text === 'string' ? { text, values: params } : { ...text, values: params };
       return client.query(config) as Promise<QueryResult>;
+    };
+    return {
+      rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
+      execute: async (sql: Sql, params: unknown[] = []) => (await query(sql, params)).rowCount ?? 0,
+    };
+  }
+
+  /**
+   * Statements on a connection outside any transaction. Behind a transaction pooler each
+   * one travels in one simple-query message after the settings: PostgreSQL runs such a
+   * message as one implicit transaction, so the settings hold for exactly that statement,
+   * on whichever server connection the pooler picked, in the same single round trip. Its
+   * values are written in as literals (a simple query takes no parameters); nothing is
+   * prepared behind a pooler anyway, so PostgreSQL plans it as often either way.
+   */
+  private autocommit(client: PoolClient): Connection {
+    if (this.mode !== 'transaction') return this.on(client);
+    const query = async (sql: Sql, params: unknown[]) => {
+      const statement = inlineStatement(typeof sql === 'string' ? sql : sql.text, params);
+      const results = await simpleQueryResults(client, [...this.settingsPerTransaction, statement]);
+      return results[results.length - 1];
     };
     return {
       rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
@@ -367,6 +395,18 @@ export function invocation(statement: BatchedStatement, values: readonly Literal
 
 /** Several statements in one simple-query message: one round trip, rows per statement. */
 async function simpleQuery(client: PoolClient, statements: string[]): Promise<unknown[][]> {
+  return (await simpleQueryResults(client, statements)).map((each) => each.rows);
+}
+
+async function simpleQueryResults(client: PoolClient, statements: string[]): Promise<QueryResult[]> {
   const result = (await client.query(statements.join(';\n'))) as unknown as QueryResult | QueryResult[];
-  return (Array.isArray(result) ? result : [result]).map((each) => each.rows);
+  return Array.isArray(result) ? result : [result];
+}
+
+/** One statement that sets each of the settings until the end of the transaction. */
+export function settingStatement(settings: Readonly<Record<string, string>>): string {
+  const calls = Object.entries(settings).map(
+    ([name, value]) => `set_config(${literal(name)}, ${literal(value)}, true)`,
+  );
+  return `SELECT ${calls.join(', ')}`;
 }

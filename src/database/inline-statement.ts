@@ -1,0 +1,58 @@
+import { escapeLiteral } from 'pg';
+
+/**
+ * A parameterized statement with its values written in as literals, for a simple-query
+ * message that cannot carry parameters (Db, behind a transaction pooler: the statement
+ * shares one message with the settings that must be in force while it runs).
+ *
+ * Each value becomes a quoted literal of no declared type, which PostgreSQL types from
+ * its context exactly as it types the untyped text parameters pg sends; values are
+ * converted as pg converts parameters. `$n` inside a quoted string is left alone.
+ */
+export function inlineStatement(text: string, values: readonly unknown[]): string {
+  return text.replace(/'(?:[^']|'')*'|\$(\d+)/g, (match, index: string | undefined) => {
+    if (index === undefined) return match;
+    const position = Number(index) - 1;
+    if (position >= values.length) throw new Error(`statement refers to $${index} but has ${values.length} values`);
+    return inlineValue(values[position]);
+  });
+}
+
+export function inlineValue(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL';
+  if (Buffer.isBuffer(value)) return escapeLiteral(`\\x${value.toString('hex')}`);
+  if (value instanceof Date) {
+    if (Number.isNaN(value.getTime())) throw new Error('an invalid Date cannot be a statement value');
+    return `'${value.toISOString()}'`;
+  }
+  if (Array.isArray(value)) return escapeLiteral(arrayLiteral(value));
+  switch (typeof value) {
+    case 'string':
+      return escapeLiteral(value);
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return `'${String(value)}'`;
+    case 'object':
+      return escapeLiteral(JSON.stringify(value));
+    default:
+      throw new Error(`a ${typeof value} cannot be a statement value`);
+  }
+}
+
+/** A PostgreSQL array literal, as pg writes an array parameter: `{"a","b",NULL}`. */
+function arrayLiteral(values: readonly unknown[]): string {
+  const elements = values.map((element) => {
+    if (element === null || element === undefined) return 'NULL';
+    if (Array.isArray(element)) return arrayLiteral(element);
+    const text = Buffer.isBuffer(element)
+      ? `\\x${element.toString('hex')}`
+      : element instanceof Date
+        ? element.toISOString()
+        : typeof element === 'object'
+          ? JSON.stringify(element)
+          : String(element as string | number | bigint | boolean);
+    return `"${text.replace(/[\\"]/g, (char) => `\\${char}`)}"`;
+  });
+  return `{${elements.join(',')}}`;
+}
