@@ -3,7 +3,7 @@
  * the process with a message that names the variable (ConfigError), never a late crash.
  */
 import { CronTime } from 'cron';
-import { urlSettings } from '../database/url-settings';
+import { urlSettings } from './url-settings';
 import { ConfigError, Env, integer, value } from './env-values';
 import { loadNotificationConfig, NotificationConfig } from './notification-config';
 import { parseWebhookSecrets, WebhookSecrets } from './webhook-secrets';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import type { PoolMode } from '../config/app-config';
-import { urlSettings } from './url-settings';
+import { urlSettings } from '../config/url-settings';
 
 /**
  * Migrations are TypeScript under migrations/ and compiled to dist/migrations/. Running
