@@ -63,7 +63,7 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 
-  it('without DATABASE_URL keeps its data in .data/, adopts the PostgreSQL a kill -9 left, and stops it on SIGTERM', async () => {
+  it('without DATABASE_URL keeps its data in .data/, lends its PostgreSQL to other commands, adopts the one a kill -9 left, and stops it on SIGTERM', async () => {
     // A directory of its own stands for a fresh checkout: `.data/` is created there.
     const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
     const env = { DATABASE_URL: '' };
@@ -71,6 +71,20 @@ describe('start-up (docs/operations.md)', () => {
       const first = await startServerProcess(env, home);
       const key = first.stdout.join('\n').match(/kuko_test_[A-Za-z0-9_-]{32}/)![0];
       const postmaster = Number(readFileSync(join(home, '.data', 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      const firstAccount = () => fetch(`${first.url}/v1/account`, { headers: { 'X-Api-Key': key } });
+
+      // `npm run purge` beside the running service borrows its PostgreSQL and leaves it up.
+      const purge = spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'idempotency', 'purge.cli.js')], {
+        cwd: home,
+        env: { ...process.env, ...env },
+        encoding: 'utf8',
+        timeout: 20000,
+      });
+      expect(purge.status).toBe(0);
+      expect(purge.stderr).toContain(`reusing the PostgreSQL of the running process ${first.child.pid}`);
+      expect(isAlive(postmaster)).toBe(true);
+      expect((await firstAccount()).status).toBe(200);
+
       await first.kill('SIGKILL');
       expect(isAlive(postmaster)).toBe(true);
 
@@ -80,7 +94,7 @@ describe('start-up (docs/operations.md)', () => {
       expect(((await account.json()) as { data: { name: string } }).data.name).toBe('Demo merchant');
       // Created and printed on the first run only.
       expect(second.stdout.join('\n')).not.toMatch(/kuko_test_/);
-      expect(second.stdout.join('\n')).toContain('reusing the PostgreSQL already running');
+      expect(second.stdout.join('\n')).toContain('reusing the PostgreSQL left running');
       second.child.kill('SIGTERM');
       await second.exited;
       expect(isAlive(postmaster)).toBe(false);

