@@ -40,9 +40,11 @@ async function main(): Promise<void> {
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 
-  // A demo merchant belongs to the laptop set-up only, never to an operator's database.
-  const demo = embedded ? await app.get(MerchantsService).createDemoMerchantIfNone() : null;
   await app.listen({ port: config.port, host: config.host });
+  // A demo merchant belongs to the laptop set-up only, never to an operator's database.
+  // Created once listening: a start that fails on a taken port must not use up the only
+  // moment its key is shown.
+  const demo = embedded ? await app.get(MerchantsService).createDemoMerchantIfNone() : null;
   const bound = app.getHttpServer().address();
   const port = typeof bound === 'object' && bound !== null ? bound.port : config.port;
   const summary = startupSummary({
@@ -65,6 +67,10 @@ async function main(): Promise<void> {
 main().catch(async (error: unknown) => {
   if (error instanceof ConfigError) {
     process.stderr.write(`${error.message}\n`);
+  } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    process.stderr.write(
+      `Failed to start: ${(error as Error).message}; set PORT (or HOST) to a free address, or stop what listens there\n`,
+    );
   } else {
     process.stderr.write(
       `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,

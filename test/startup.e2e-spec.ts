@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { isAlive } from '../src/database/embedded-postgres';
 import { createTestDatabase } from './support/database';
@@ -60,6 +61,32 @@ describe('start-up (docs/operations.md)', () => {
       expect(rows[0].n).toBe(0);
     } finally {
       await db.drop();
+    }
+  });
+
+  it('on a taken port says which variable to change, and keeps the demo key for the start that listens', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const { port } = taken.address() as AddressInfo;
+    try {
+      const failed = spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
+        cwd: home,
+        env: { ...process.env, DATABASE_URL: '', HOST: '127.0.0.1', PORT: String(port) },
+        encoding: 'utf8',
+        timeout: 30000,
+      });
+      expect(failed.status).toBe(1);
+      expect(failed.stderr).toMatch(/EADDRINUSE.*set PORT \(or HOST\) to a free address/);
+      expect(failed.stderr).not.toMatch(/\n\s+at /);
+      expect(failed.stdout).not.toMatch(/kuko_test_/);
+
+      const next = await startServerProcess({ DATABASE_URL: '' }, home);
+      expect(next.stdout.join('\n')).toMatch(/Demo merchant .* created/);
+      await next.kill('SIGTERM');
+    } finally {
+      taken.close();
+      rmSync(home, { recursive: true, force: true });
     }
   });
 
