@@ -317,6 +317,61 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
     });
   });
 
+  describe('one endpoint however the request spells its path', () => {
+    /** A keyed POST written by hand, so that the request target goes out exactly as given. */
+    const rawPost = (target: string, key: string, body: string) =>
+      rawExchange(port, [
+        `POST ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${merchant.testKey}\r\n` +
+          `Idempotency-Key: ${key}\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      ]);
+
+    it('replays a create sent through a forward proxy (absolute form) or with a #fragment, both ways', async () => {
+      for (const target of [`http://api.example/v1/orders`, '/v1/orders#retry']) {
+        const key = randomUUID();
+        const body = JSON.stringify(orderBody());
+        const first = await rawPost(target, key, body);
+        expect(first.status).toBe(201);
+        const again = await t
+          .http()
+          .post('/v1/orders')
+          .set('X-Api-Key', merchant.testKey)
+          .set('Idempotency-Key', key)
+          .set('Content-Type', 'application/json')
+          .send(body);
+        expect(again.status).toBe(201);
+        expect(again.headers['idempotent-replayed']).toBe('true');
+        expect(again.body.data.id).toBe((first.body.data as { id: string }).id);
+        const third = await rawPost(target, key, body);
+        expect(third.headers['idempotent-replayed']).toBe('true');
+      }
+    });
+
+    it('takes an encoded reserved character in a path parameter for the same parameter', async () => {
+      const key = randomUUID();
+      const first = await t
+        .http()
+        .post('/v1/orders/ord_a:b/close')
+        .set('X-Api-Key', merchant.testKey)
+        .set('Idempotency-Key', key);
+      expectError(first, 404, 'resource_missing', 'id');
+      const again = await t
+        .http()
+        .post('/v1/orders/ord_a%3ab/close')
+        .set('X-Api-Key', merchant.testKey)
+        .set('Idempotency-Key', key);
+      expectError(again, 404, 'resource_missing', 'id');
+      expect(again.headers['idempotent-replayed']).toBe('true');
+    });
+
+    it('checks the signature before reading the body on an encoded webhook path', async () => {
+      for (const path of ['/v1/%77ebhooks/kukopay', '//v1/webhooks/kukopay']) {
+        const response = await t.http().post(path).set('Content-Type', 'application/json').send('garbage{');
+        expectError(response, 400, 'webhook_signature_invalid');
+      }
+    });
+  });
+
   describe('bodies', () => {
     it('refuses a body that is not valid UTF-8, and stores nothing under its key', async () => {
       const key = randomUUID();

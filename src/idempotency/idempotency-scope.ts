@@ -22,17 +22,15 @@ export function validKeyOrNull(request: FastifyRequest): string | null {
 }
 
 /**
- * The path as routed: percent-decoded as the router decodes it (so `/v1/%6Frders` is
- * `/v1/orders`), no query string, no duplicate or trailing slashes.
+ * The endpoint a request reached, as one canonical path: the route the router matched,
+ * with each path parameter as the router decoded it, written back percent-encoded. So
+ * every way of spelling one request names one endpoint: `/v1/%6Frders`, `//v1/orders/`,
+ * the absolute form `http://host/v1/orders` a client sends through a forward proxy, a
+ * raw `#fragment`, and `ord_a%3Ab` against `ord_a:b` (docs/idempotency.md).
  */
-export function concretePath(url: string): string {
-  const raw = url.split('?')[0];
-  let path: string;
-  try {
-    path = decodeURI(raw);
-  } catch {
-    path = raw; // not routable anyway: the router refuses it first
-  }
-  path = path.replace(/\/{2,}/g, '/');
-  return path.length > 1 ? path.replace(/\/$/, '') : path;
+export function concretePath(request: FastifyRequest): string {
+  const route = request.routeOptions.url;
+  if (route === undefined) throw new Error('concretePath() needs a routed request');
+  const params = request.params as Record<string, string | undefined>;
+  return route.replace(/:([A-Za-z0-9_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
 }

@@ -77,7 +77,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     const scope = { merchantId, environment, key };
     const incoming = {
       method: request.method,
-      path: concretePath(request.url),
+      path: concretePath(request),
       fingerprint: fingerprint(request.body),
     };
     const prefetched = request.prefetchedAnswer?.key === key ? request.prefetchedAnswer.stored : null;

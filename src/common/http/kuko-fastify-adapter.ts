@@ -151,8 +151,9 @@ export function markFractions(text: string): string {
 
 function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   request.rawBody = body;
-  // Webhook bodies are parsed only after their signature has been checked.
-  if (request.url.startsWith(WEBHOOK_PREFIX)) return undefined;
+  // Webhook bodies are parsed only after their signature has been checked. By the route
+  // matched, not the URL as written: `/v1/%77ebhooks/…` is the same route.
+  if (request.routeOptions.url?.startsWith(WEBHOOK_PREFIX)) return undefined;
   // An absent body counts as {} (docs/idempotency.md); validation then names the missing fields.
   if (body.length === 0) return undefined;
   let parsed: unknown;
