@@ -201,6 +201,9 @@ describe('orders', () => {
     expectError(await get('/v1/orders?limit=0', fresh.testKey), 400, 'parameter_invalid', 'limit');
     expectError(await get('/v1/orders?limit=101', fresh.testKey), 400, 'parameter_invalid', 'limit');
     expectError(await get('/v1/orders?limit=abc', fresh.testKey), 400, 'parameter_invalid', 'limit');
+    for (const loose of ['0x10', '1e1', '10.0', '+5', '%2010', '10%20']) {
+      expectError(await get(`/v1/orders?limit=${loose}`, fresh.testKey), 400, 'parameter_invalid', 'limit');
+    }
     expectError(
       await get('/v1/orders?starting_after=ord_00000000000000000000000000000000', fresh.testKey),
       404,

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
 import { notFound } from './errors/domain-error';
 import { Page } from './http/api-response';
@@ -10,7 +10,11 @@ export const DEFAULT_PAGE_LIMIT = 10;
 export class PageQuery {
   @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 100, default: DEFAULT_PAGE_LIMIT })
   @IsOptional()
-  @Type(() => Number)
+  // Only plain decimal digits are a number here, as in bodies: `0x10`, `1e1`, `10.0`
+  // and ` 10` are refused instead of read loosely by Number().
+  @Transform(({ value }: { value: unknown }) =>
+    typeof value === 'string' && /^[0-9]{1,3}$/.test(value) ? Number(value) : value,
+  )
   @IsInt({ message: 'limit must be an integer from 1 to 100' })
   @Min(1, { message: 'limit must be an integer from 1 to 100' })
   @Max(100, { message: 'limit must be an integer from 1 to 100' })
