@@ -91,23 +91,31 @@ export class IdempotencyPurgeService {
    * Behind a transaction pooler there is no session to hold a lock: each batch is its own
    * transaction under the transaction-level form of the same lock. Two instances then take
    * turns batch by batch instead of one skipping; no row is deleted twice either way.
+   * A run that meets the lock taken stops there, reported skipped if it deleted nothing.
    */
   private async purgeBehindPooler(signal?: AbortSignal): Promise<PurgeResult> {
-    let skipped = false;
+    let lockTaken = false;
     const result = await this.batches(signal, () =>
       this.db.transaction('purge', async () => {
-        if (!(await tryLockTransaction(this.db, ADVISORY_LOCKS.purge))) {
-          skipped = true;
-          return 0;
+        if (await tryLockTransaction(this.db, ADVISORY_LOCKS.purge)) {
+          return this.keys.deleteExpiredBatch(this.db, this.options.batchSize);
         }
-        return this.keys.deleteExpiredBatch(this.db, this.options.batchSize);
+        lockTaken = true;
+        return null;
       }),
     );
-    return skipped && result.batches === 1 ? this.skipped(result.durationMs) : result;
+    return lockTaken && result.batches === 0 ? this.skipped(result.durationMs) : result;
   }
 
-  /** Deletes batch after batch until one comes back short, the budget is spent or it is stopped. */
-  private async batches(signal: AbortSignal | undefined, deleteBatch: () => Promise<number>): Promise<PurgeResult> {
+  /**
+   * Deletes batch after batch until one comes back short, the budget is spent, it is
+   * stopped, or (null) another instance holds the lock: that one goes on, so this run
+   * ends without claiming to have finished.
+   */
+  private async batches(
+    signal: AbortSignal | undefined,
+    deleteBatch: () => Promise<number | null>,
+  ): Promise<PurgeResult> {
     const started = performance.now();
     const elapsed = () => performance.now() - started;
     let deleted = 0;
@@ -115,6 +123,7 @@ export class IdempotencyPurgeService {
     let finished = false;
     while (!signal?.aborted && (batches === 0 || elapsed() < this.options.timeBudgetMs)) {
       const count = await deleteBatch();
+      if (count === null) break;
       deleted += count;
       batches += 1;
       if (count < this.options.batchSize) {
