@@ -72,9 +72,11 @@ main().catch(async (error: unknown) => {
       `Failed to start: ${(error as Error).message}; set PORT (or HOST) to a free address, or stop what listens there\n`,
     );
   } else {
-    process.stderr.write(
-      `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    );
+    // The message says what failed (a database URL names its variable); the stack is for
+    // debugging the service itself.
+    const debugging = ['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '');
+    const text = error instanceof Error ? ((debugging ? error.stack : undefined) ?? error.message) : String(error);
+    process.stderr.write(`Failed to start: ${text}${debugging ? '' : ' (LOG_LEVEL=debug shows where)'}\n`);
   }
   await embedded?.stop();
   process.exit(1);

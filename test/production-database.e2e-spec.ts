@@ -22,6 +22,8 @@ describe('production database settings (docs/operations.md)', () => {
       expect(options).toMatch(/-c search_path=public$/);
     });
 
+    const direct = process.env.KUKO_TEST_POOLER === undefined;
+
     // Behind a transaction pooler no startup options reach the server: Db sets them with
     // every statement instead (docs/operations.md), so this holds in both runs.
     it('apply on the live connections together with the limits', async () => {
@@ -39,6 +41,18 @@ describe('production database settings (docs/operations.md)', () => {
         expect(inTransaction).toEqual({ search_path: 'public' });
       } finally {
         await withOptions.app.close();
+        await t.close();
+      }
+    });
+
+    // Only a pooler drops startup options: the check that catches it is run in the pooler run.
+    (direct ? it.skip : it)('stop the start-up when a pooler dropped them, naming DATABASE_POOL_MODE', async () => {
+      const t = await startTestApp();
+      try {
+        await expect(startTestApp({ DATABASE_POOL_MODE: 'session' }, t.db)).rejects.toThrow(
+          /did not receive the connection's startup options \(idle_in_transaction_session_timeout, lock_timeout, statement_timeout not set\).*DATABASE_POOL_MODE=transaction/,
+        );
+      } finally {
         await t.close();
       }
     });

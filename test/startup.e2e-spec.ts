@@ -29,6 +29,14 @@ describe('start-up (docs/operations.md)', () => {
     expect(result.stderr).not.toContain('not*base64');
   });
 
+  it('names the database URL it could not reach, without its password or a stack', () => {
+    const result = start({ DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/kukopay' });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(app@127\.0\.0\.1:1\/kukopay\): .*ECONNREFUSED/);
+    expect(result.stderr).not.toContain('s3cret');
+    expect(result.stderr).not.toMatch(/Failed to start:[^\n]*\n\s+at /);
+  });
+
   it('npm run migration:run applies the migrations once, then has nothing to do', async () => {
     const db = await createTestDatabase();
     try {

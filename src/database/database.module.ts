@@ -2,7 +2,8 @@ import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/app-config';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions, transactionSettings } from './data-source-options';
+import { dataSourceOptions, SESSION_SETTINGS, transactionSettings } from './data-source-options';
+import { describeDatabaseUrl } from './describe-url';
 import { Db, DB_OPTIONS, DbOptions, settingStatement } from './db';
 import { runMigrations } from './migrations';
 
@@ -34,9 +35,10 @@ export class DatabaseModule {
         TypeOrmModule.forRootAsync({
           useFactory: () => ({ ...dataSource, retryAttempts: 3, retryDelay: 1000 }),
           dataSourceFactory: async (resolved) => {
-            if (direct) await runMigrations(direct);
-            const dataSource = await new DataSource(resolved!).initialize();
+            if (direct) await runMigrations(direct).catch(failedOn('DATABASE_DIRECT_URL', direct));
+            const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
             if (options.settings) await checkSettings(dataSource, options.settings);
+            else await checkStartupOptions(dataSource);
             return dataSource;
           },
         }),
@@ -59,4 +61,31 @@ async function checkSettings(dataSource: DataSource, settings: Readonly<Record<s
     await dataSource.destroy();
     throw new Error(`DATABASE_URL: PostgreSQL refused its options (${(error as Error).message})`);
   }
+}
+
+/** A start-up failure that says which of the two URLs it came from, without its password. */
+function failedOn(variable: string, url: string): (error: unknown) => never {
+  return (error) => {
+    throw new Error(`${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`);
+  };
+}
+
+/**
+ * Session pooling relies on the limits sent as startup options (data-source-options.ts).
+ * A transaction pooler drops them (or refuses them); a PostgreSQL that did not receive
+ * them reports the limits as coming from anywhere but the client. Then the service would
+ * run without lock_timeout and, through PgBouncer, trip over its own prepared statements:
+ * it stops here and names the setting that was forgotten.
+ */
+async function checkStartupOptions(dataSource: DataSource): Promise<void> {
+  const missing = (await dataSource.query(
+    `SELECT name FROM pg_settings WHERE name = ANY($1) AND source <> 'client' ORDER BY name`,
+    [Object.keys(SESSION_SETTINGS)],
+  )) as { name: string }[];
+  if (missing.length === 0) return;
+  await dataSource.destroy();
+  throw new Error(
+    `DATABASE_URL: PostgreSQL did not receive the connection's startup options (${missing.map((row) => row.name).join(', ')} not set); ` +
+      'if DATABASE_URL is a transaction pooler such as PgBouncer, set DATABASE_POOL_MODE=transaction and DATABASE_DIRECT_URL (docs/operations.md)',
+  );
 }

@@ -1,3 +1,4 @@
+import { describeDatabaseUrl } from '../../database/describe-url';
 import type { AppConfig } from '../../config/app-config';
 import { describeWebhookProviders } from '../../config/webhook-secrets';
 
@@ -27,7 +28,7 @@ export function startupSummary(facts: StartupFacts): { msg: string; fields: Reco
   const notifications = notificationsStatus(config);
   const wildcard = config.host === '0.0.0.0' || config.host === '::';
   const url = `http://${wildcard ? 'localhost' : config.host}:${port}`;
-  const database = `${describeDatabase(facts.databaseUrl)}${facts.embedded ? ' (embedded)' : ''}`;
+  const database = `${describeDatabaseUrl(facts.databaseUrl)}${facts.embedded ? ' (embedded)' : ''}`;
   const webhooks = describeWebhookProviders(config.webhookSecrets);
   const delivery = `${notifications.delivering ? 'delivering' : 'not delivering'} (${notifications.detail})`;
   return {
@@ -44,15 +45,4 @@ export function startupSummary(facts: StartupFacts): { msg: string; fields: Reco
       metrics: config.metricsToken ? '/metrics (bearer token)' : '/metrics',
     },
   };
-}
-
-/** user@host:port/database: a URL's password (and any query) never reaches the logs. */
-function describeDatabase(databaseUrl: string): string {
-  try {
-    const url = new URL(databaseUrl);
-    const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
-    return `${user}${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}`;
-  } catch {
-    return 'an unparsable DATABASE_URL';
-  }
 }
