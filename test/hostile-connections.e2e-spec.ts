@@ -373,6 +373,34 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
   });
 
   describe('bodies', () => {
+    it('refuses a compressed body (415, naming Content-Encoding) and takes identity as plain', async () => {
+      const { gzipSync } = await import('node:zlib');
+      const body = JSON.stringify(orderBody());
+      const compressed = await fetch(`http://127.0.0.1:${port}/v1/orders`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': merchant.testKey, 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+        body: gzipSync(body),
+      });
+      expect(compressed.status).toBe(415);
+      expect(await compressed.json()).toMatchObject({ error: 'unsupported_media_type', param: 'Content-Encoding' });
+      const plain = await t
+        .http()
+        .post('/v1/orders')
+        .set('X-Api-Key', merchant.testKey)
+        .set('Content-Encoding', 'identity')
+        .set('Content-Type', 'application/json')
+        .send(body);
+      expectSuccess(plain, 201);
+    });
+
+    it('answers an id longer than any object has as missing, not as a malformed URL', async () => {
+      const response = await t
+        .http()
+        .get(`/v1/orders/ord_${'a'.repeat(1200)}`)
+        .set('X-Api-Key', merchant.testKey);
+      expectError(response, 404, 'resource_missing');
+    });
+
     it('refuses a body that is not valid UTF-8, and stores nothing under its key', async () => {
       const key = randomUUID();
       const bytes = Buffer.concat([

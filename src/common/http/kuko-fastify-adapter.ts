@@ -67,16 +67,15 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       // object still reaches its route, to be answered resource_missing.
       routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
       logger: false,
-      // A URL Fastify cannot decode never reaches Nest; answer it in the envelope too.
-      frameworkErrors: (_error: Error, request: FastifyRequest, reply: FastifyReply) => {
+      // A URL Fastify cannot route never reaches Nest; answer it in the envelope too.
+      frameworkErrors: (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) => {
         reply.header(REQUEST_ID_HEADER, request.id);
-        sendApiResponse(
-          reply,
-          toErrorResponse(
-            new DomainError('malformed_request', 'The URL has a malformed percent-encoding.'),
-            request.id,
-          ),
-        );
+        const refusal =
+          error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+            ? // Every path parameter names an object, and none has an id this long.
+              new DomainError('resource_missing', 'No object has an id of more than 1000 characters.')
+            : new DomainError('malformed_request', 'The URL has a malformed percent-encoding.');
+        sendApiResponse(reply, toErrorResponse(refusal, request.id));
       },
     });
     const fastify = this.getInstance();
@@ -104,6 +103,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
       try {
+        refuseContentEncoding(request);
         done(null, parseJsonBody(request, body as Buffer));
       } catch (error) {
         done(error as Error, undefined);
@@ -115,6 +115,20 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     if (body instanceof ApiResponse) return sendApiResponse(response, body);
     return super.reply(response, body, statusCode);
   }
+}
+
+/**
+ * Bodies are read as sent: a compressed one (Content-Encoding: gzip …) would otherwise be
+ * parsed as if it were plain JSON, and fail as invalid_json, or, worse, not fail.
+ */
+function refuseContentEncoding(request: FastifyRequest): void {
+  const encoding = request.headers['content-encoding']?.trim().toLowerCase();
+  if (encoding === undefined || encoding === '' || encoding === 'identity') return;
+  throw new DomainError(
+    'unsupported_media_type',
+    `Content-Encoding ${encoding} is not supported: send the body uncompressed.`,
+    'Content-Encoding',
+  );
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
