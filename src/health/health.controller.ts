@@ -28,7 +28,12 @@ export class HealthController {
   @ApiErrors('service_unavailable')
   async ready() {
     if (!(await ping(this.db, 1000))) {
-      throw new DomainError('service_unavailable', 'The database is unreachable.', null, { 'Retry-After': '1' });
+      throw new DomainError(
+        'service_unavailable',
+        'The database did not answer within a second: unreachable, or every connection busy.',
+        null,
+        { 'Retry-After': '1' },
+      );
     }
     return { status: 'ok', checks: { database: { status: 'up' } } };
   }

@@ -43,6 +43,8 @@ const LEASE_SECONDS = 20;
 const RESTART_DELAY_MS = 2000;
 /** How often the relay looks for committed events without a job, and how many it takes at once. */
 const RELAY_MS = 100;
+/** How often a relay that keeps failing says so again. */
+const RELAY_FAILURE_LOG_MS = 30_000;
 const RELAY_BATCH = 500;
 
 @Injectable()
@@ -180,12 +182,23 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
    * run of any instance's loop.
    */
   private async relayLoop(): Promise<void> {
+    // While the database is away the loop fails every RELAY_MS: one line when it starts
+    // failing, one every RELAY_FAILURE_LOG_MS after that, one when it recovers.
+    let failing = 0;
+    let loggedAt = 0;
     while (!this.stopping) {
       let moved = 0;
       try {
         moved = await this.events.relay(RELAY_BATCH);
+        if (failing > 0) this.logger.log(`notification relay recovered after ${failing} failed attempts`);
+        failing = 0;
       } catch (error) {
-        this.logger.warn(`notification relay failed: ${(error as Error).message}`);
+        failing += 1;
+        if (failing === 1 || Date.now() - loggedAt >= RELAY_FAILURE_LOG_MS) {
+          loggedAt = Date.now();
+          const repeats = failing > 1 ? ` (${failing} attempts failed so far)` : '';
+          this.logger.warn(`notification relay failed: ${(error as Error).message}${repeats}`);
+        }
       }
       if (moved < RELAY_BATCH) await new Promise((resolve) => setTimeout(resolve, RELAY_MS));
     }
