@@ -16,6 +16,18 @@ describe('urlSettings', () => {
     expect(urlSettings(url('-c application_name=my\\ app'))).toEqual({ application_name: 'my app' });
   });
 
+  it('splits on ASCII whitespace only, and drops a trailing backslash as PostgreSQL does', () => {
+    expect(urlSettings(url('-c application_name=a\u00a0b -c search_path=x\\'))).toEqual({
+      application_name: 'a\u00a0b',
+      search_path: 'x',
+    });
+  });
+
+  it('refuses settings fixed when a transaction starts, which no statement inside it can set', () => {
+    expect(() => urlSettings(url('-c default_transaction_isolation=serializable'))).toThrow(/ALTER ROLE/);
+    expect(() => urlSettings(url('-c transaction_read_only=on'))).toThrow(/cannot be applied per transaction/);
+  });
+
   it('is empty without options', () => {
     expect(urlSettings('postgres://u@db/k?sslmode=disable')).toEqual({});
   });

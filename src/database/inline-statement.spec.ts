@@ -13,6 +13,7 @@ describe('inlineStatement', () => {
 
   it('refuses a parameter without its value', () => {
     expect(() => inlineStatement('SELECT $2', ['x'])).toThrow(/\$2 but has 1 values/);
+    expect(() => inlineStatement('SELECT $0', ['x'])).toThrow(/\$0 but has 1 values/);
   });
 
   it('converts values as pg converts parameters', () => {

