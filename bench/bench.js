@@ -44,7 +44,10 @@ function settingsFromEnv(env = process.env) {
   if (!['redis', 'memory'].includes(peerStorage)) throw new Error('BENCH_PEER_STORAGE: redis or memory');
   if (!['', '0', '1', undefined].includes(env.BENCH_DURABLE)) throw new Error('BENCH_DURABLE: 0 or 1');
   if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown ${unknown} (known: ${SCENARIOS.map((s) => s.id)})`);
+  const defaults = ['BENCH_SCENARIOS', 'BENCH_SECONDS', 'BENCH_WARMUP_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_DURABLE'];
   return {
+    // Only a run at the default settings replaces the committed results.
+    complete: defaults.every((name) => env[name] === undefined || env[name] === ''),
     seconds: number('BENCH_SECONDS', 10, 1),
     warmup: number('BENCH_WARMUP_SECONDS', 2, 0),
     connections,
@@ -149,8 +152,13 @@ async function run(cleanup, settings) {
     failures,
   };
   log(`\n${renderText(report)}\n`);
-  writeResults(report, { resultsDir: RESULTS, docsFile: join(ROOT, 'docs', 'benchmarks.md') });
-  log('Written: bench/results/latest.json, latest.md, latest.svg (and the table in docs/benchmarks.md)');
+  if (settings.complete) {
+    writeResults(report, { resultsDir: RESULTS, name: 'latest', docsFile: join(ROOT, 'docs', 'benchmarks.md') });
+    log('Written: bench/results/latest.json, latest.md, latest.svg (and the table in docs/benchmarks.md)');
+  } else {
+    writeResults(report, { resultsDir: RESULTS, name: 'partial', docsFile: null });
+    log('Written: bench/results/partial.json, partial.md, partial.svg (not committed; a run at the default settings writes latest.*)');
+  }
 
   const missed = report.ratios.filter((r) => r.verdict === 'FAIL');
   if (missed.length)

@@ -1,6 +1,6 @@
 'use strict';
 // The figures as one table, the DESIGN.md §5 ratios with their targets, and the files
-// under bench/results/ (latest.json, latest.md, latest.svg).
+// under bench/results/ (latest.json, latest.md, latest.svg; partial.* for a run at other settings).
 const { readFileSync, writeFileSync, existsSync } = require('node:fs');
 const { join } = require('node:path');
 const { chart } = require('./chart');
@@ -200,13 +200,13 @@ function renderMarkdown(report) {
 const DOCS_START = '<!-- bench:latest:start (written by npm run bench) -->';
 const DOCS_END = '<!-- bench:latest:end -->';
 
-/** Writes bench/results/latest.{json,md,svg}; refreshes the table in docs/benchmarks.md. */
-function writeResults(report, { resultsDir, docsFile }) {
+/** Writes bench/results/<name>.{json,md,svg}; refreshes the table in docsFile, if given. */
+function writeResults(report, { resultsDir, name, docsFile }) {
   const markdown = renderMarkdown(report);
-  writeFileSync(join(resultsDir, 'latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(join(resultsDir, 'latest.md'), `${markdown}\n`);
-  writeFileSync(join(resultsDir, 'latest.svg'), chart(report));
-  if (existsSync(docsFile)) {
+  writeFileSync(join(resultsDir, `${name}.json`), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(resultsDir, `${name}.md`), `${markdown}\n`);
+  writeFileSync(join(resultsDir, `${name}.svg`), chart(report));
+  if (docsFile && existsSync(docsFile)) {
     const docs = readFileSync(docsFile, 'utf8');
     const [start, end] = [docs.indexOf(DOCS_START), docs.indexOf(DOCS_END)];
     if (start >= 0 && end > start) {
