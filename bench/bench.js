@@ -157,7 +157,9 @@ async function run(cleanup, settings) {
     log('Written: bench/results/latest.json, latest.md, latest.svg (and the table in docs/benchmarks.md)');
   } else {
     writeResults(report, { resultsDir: RESULTS, name: 'partial', docsFile: null });
-    log('Written: bench/results/partial.json, partial.md, partial.svg (not committed; a run at the default settings writes latest.*)');
+    log(
+      'Written: bench/results/partial.json, partial.md, partial.svg (not committed; a run at the default settings writes latest.*)',
+    );
   }
 
   const missed = report.ratios.filter((r) => r.verdict === 'FAIL');
