@@ -13,14 +13,13 @@ import { ApiProviderEvent, WebhookReceiptSchema } from './webhook.schemas';
 import { WebhookReceiverService } from './webhook-receiver.service';
 import { verifyWebhookSignature } from './webhook-signature';
 
+/** Seconds a provider should wait while webhooks are not configured (docs/webhooks.md). */
+const NOT_CONFIGURED_RETRY_AFTER = '60';
+
 /**
  * Provider webhooks. No API key and no Idempotency-Key: the signature authenticates, the
  * event id deduplicates. The body is verified as raw bytes before it is parsed.
  */
-
-/** Seconds a provider should wait while webhooks are not configured (docs/webhooks.md). */
-const NOT_CONFIGURED_RETRY_AFTER = '60';
-
 @ApiStandardErrors('public')
 @ApiTags('webhooks')
 @Controller('v1/webhooks')
