@@ -385,12 +385,12 @@ export function preparation({ name, types, text }: BatchedStatement): string {
 
 /** A batched statement with its values: EXECUTE of the prepared plan, or the statement inline. */
 export function invocation(statement: BatchedStatement, values: readonly Literal[], mode: PoolMode): string {
-  const literals = values.map((value) => literal(value));
-  if (mode === 'session') return `EXECUTE ${statement.name}(${literals.join(', ')})`;
-  return statement.text.replace(/\$(\d+)/g, (_, index: string) => {
-    const position = Number(index) - 1;
-    return `${literals[position]}::${statement.types[position]}`;
-  });
+  if (mode === 'session') return `EXECUTE ${statement.name}(${values.map((value) => literal(value)).join(', ')})`;
+  return inlineStatement(
+    statement.text,
+    values,
+    (value, position) => `${literal(value as Literal)}::${statement.types[position]}`,
+  );
 }
 
 /** Several statements in one simple-query message: one round trip, rows per statement. */

@@ -1,4 +1,5 @@
 import { inlineStatement, inlineValue } from './inline-statement';
+import { invocation } from './db';
 
 describe('inlineStatement', () => {
   it('writes each value as an untyped literal in place of its parameter', () => {
@@ -27,5 +28,17 @@ describe('inlineStatement', () => {
     // The array literal's own backslash, then escaped once more for the SQL string.
     expect(inlineValue(['a', 'b"c', null])).toBe(` E'{"a","b\\\\"c",NULL}'`);
     expect(() => inlineValue(Symbol('x'))).toThrow(/symbol/);
+  });
+});
+
+describe("invocation, Db's batched statements", () => {
+  const statement = { name: 'kuko_x', types: ['text', 'int'], text: "SELECT $1, $2, '$1 stays'" };
+
+  it('casts each literal to its declared type behind a pooler, through the same scan', () => {
+    expect(invocation(statement, ["a'b", 3], 'transaction')).toBe("SELECT 'a''b'::text, 3::int, '$1 stays'");
+  });
+
+  it('EXECUTEs the prepared plan in session mode', () => {
+    expect(invocation(statement, ["a'b", 3], 'session')).toBe("EXECUTE kuko_x('a''b', 3)");
   });
 });

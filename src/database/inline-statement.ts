@@ -7,19 +7,24 @@ import { escapeLiteral } from 'pg';
  *
  * Each value becomes a quoted literal of no declared type, which PostgreSQL types from
  * its context exactly as it types the untyped text parameters pg sends; values are
- * converted as pg converts parameters. `$n` inside a quoted string is left alone; the
+ * converted as pg converts parameters (or as `write` says: Db's batched statements cast
+ * each to its declared type). `$n` inside a quoted string is left alone; the
  * scan knows no comments, double-quoted identifiers, E'' or dollar-quoted strings, which
  * the application's statements do not use (the PgBouncer run of the suite sends every
  * one of them through here).
  */
-export function inlineStatement(text: string, values: readonly unknown[]): string {
+export function inlineStatement(
+  text: string,
+  values: readonly unknown[],
+  write: (value: unknown, position: number) => string = inlineValue,
+): string {
   return text.replace(/'(?:[^']|'')*'|\$(\d+)/g, (match, index: string | undefined) => {
     if (index === undefined) return match;
     const position = Number(index) - 1;
     if (position < 0 || position >= values.length) {
       throw new Error(`statement refers to $${index} but has ${values.length} values`);
     }
-    return inlineValue(values[position]);
+    return write(values[position], position);
   });
 }
 
