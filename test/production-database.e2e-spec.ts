@@ -76,6 +76,8 @@ describe('production database settings (docs/operations.md)', () => {
     const app = await startTestApp({}, { ...t.db, url });
     const holder = await t.db.pool.connect();
     try {
+      // The URL's own lock_timeout wins over the service's 5 s, with or without the pooler.
+      expect(await app.app.get(Db).one('SHOW lock_timeout')).toEqual({ lock_timeout: '1s' });
       const merchant = await createMerchant(app, 'Waiting');
       // A migration or an operator's ALTER TABLE holding the table: without a limit, the
       // unkeyed create and the list below would wait for as long as it is held.
