@@ -10,6 +10,7 @@ describe('loadConfig', () => {
       databaseUrl: null,
       databaseDirectUrl: null,
       databasePoolMode: 'session',
+      databasePoolPreparedStatements: false,
       databasePoolSize: 20,
       requestTimeoutMs: 30000,
       shutdownTimeoutMs: 25000,
@@ -127,6 +128,18 @@ describe('loadConfig', () => {
   it('refuses transaction pooling without a direct URL for migrations and the queue', () => {
     expect(() => loadConfig({ DATABASE_POOL_MODE: 'transaction', DATABASE_URL: 'postgres://pgbouncer/db' })).toThrow(
       /^Invalid configuration: DATABASE_DIRECT_URL must be set when DATABASE_POOL_MODE=transaction/,
+    );
+  });
+
+  it('keeps statements prepared behind a pooler only in transaction mode, where it means something', () => {
+    const pooled = { DATABASE_URL: 'postgres://pgbouncer/db', DATABASE_DIRECT_URL: 'postgres://primary/db' };
+    const on = { ...pooled, DATABASE_POOL_MODE: 'transaction', DATABASE_POOL_PREPARED_STATEMENTS: 'on' };
+    expect(loadConfig(on).databasePoolPreparedStatements).toBe(true);
+    expect(() => loadConfig({ ...pooled, DATABASE_POOL_PREPARED_STATEMENTS: 'on' })).toThrow(
+      /^Invalid configuration: DATABASE_POOL_PREPARED_STATEMENTS applies only with DATABASE_POOL_MODE=transaction/,
+    );
+    expect(() => loadConfig({ ...on, DATABASE_POOL_PREPARED_STATEMENTS: 'maybe' })).toThrow(
+      /DATABASE_POOL_PREPARED_STATEMENTS must be on\/off/,
     );
   });
 

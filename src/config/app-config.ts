@@ -4,7 +4,7 @@
  */
 import { CronTime } from 'cron';
 import { urlSettings } from './url-settings';
-import { ConfigError, Env, integer, value } from './env-values';
+import { ConfigError, Env, integer, onOff, value } from './env-values';
 import { loadNotificationConfig, NotificationConfig } from './notification-config';
 import { parseWebhookSecrets, WebhookSecrets } from './webhook-secrets';
 
@@ -29,6 +29,11 @@ export interface AppConfig {
   /** A direct server connection for what needs a session (migrations, LISTEN); unset: databaseUrl. */
   databaseDirectUrl: string | null;
   databasePoolMode: PoolMode;
+  /**
+   * Behind a transaction pooler that keeps protocol-level prepared statements (PgBouncer
+   * 1.21 and later with max_prepared_statements above 0): statements are prepared there too.
+   */
+  databasePoolPreparedStatements: boolean;
   /** Connections per process. */
   databasePoolSize: number;
   /** The whole request (headers and body) must arrive within this; headers within 10 s. */
@@ -56,6 +61,10 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     // Behind a transaction pooler there is no session for migrations or the queue's LISTEN.
     throw new ConfigError('DATABASE_DIRECT_URL', 'must be set when DATABASE_POOL_MODE=transaction');
   }
+  if (config.databasePoolPreparedStatements && config.databasePoolMode !== 'transaction') {
+    // Without a pooler in between, statements are always prepared; saying so is a mistake.
+    throw new ConfigError('DATABASE_POOL_PREPARED_STATEMENTS', 'applies only with DATABASE_POOL_MODE=transaction');
+  }
   if (config.databasePoolMode === 'transaction' && config.databaseUrl !== null) {
     // Applied with every statement behind the pooler, so they must be settings (url-settings.ts).
     try {
@@ -74,6 +83,7 @@ function readConfig(env: Env, stdoutIsTty: boolean): AppConfig {
     databaseUrl: databaseUrl(env, 'DATABASE_URL'),
     databaseDirectUrl: databaseUrl(env, 'DATABASE_DIRECT_URL'),
     databasePoolMode: oneOf(env, 'DATABASE_POOL_MODE', POOL_MODES, 'session'),
+    databasePoolPreparedStatements: onOff(env, 'DATABASE_POOL_PREPARED_STATEMENTS', false),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 2, 1000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 3_600_000),

@@ -27,6 +27,12 @@ export interface PoolOptions {
   max?: number;
   /** `transaction` behind PgBouncer: no startup options (Db sends the settings with each statement). */
   mode?: PoolMode;
+  /**
+   * Behind a transaction pooler that keeps prepared statements: pg's pipeline mode, in
+   * which Db writes BEGIN, the settings and a prepared statement without waiting between
+   * them (db.ts).
+   */
+  pipeline?: boolean;
 }
 
 /** How long a request may wait for a pooled connection before it is answered 503. */
@@ -48,6 +54,7 @@ export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSour
       max: pool.max ?? 20,
       connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS,
       ...(options ? { options } : {}),
+      ...(pool.pipeline ? { pipeline: true } : {}),
       application_name: 'kukopay-api',
     },
   };

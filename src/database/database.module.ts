@@ -11,7 +11,10 @@ import { runMigrations } from './migrations';
  * The TypeORM data source (its pool; migrations run at start-up) and Db, through which
  * repositories write SQL in the request's one transaction.
  */
-type DatabaseConfig = Pick<AppConfig, 'databasePoolMode' | 'databasePoolSize' | 'databaseDirectUrl'>;
+type DatabaseConfig = Pick<
+  AppConfig,
+  'databasePoolMode' | 'databasePoolPreparedStatements' | 'databasePoolSize' | 'databaseDirectUrl'
+>;
 
 @Module({})
 export class DatabaseModule {
@@ -21,11 +24,12 @@ export class DatabaseModule {
       mode,
       poolSize: config.databasePoolSize,
       ...(mode === 'transaction' ? { settings: transactionSettings(url) } : {}),
+      preparedStatements: config.databasePoolPreparedStatements,
     };
     const direct = config.databaseDirectUrl;
     // With a direct URL, migrations run there first (they need a session), not on the pool.
     const dataSource = {
-      ...dataSourceOptions(url, { max: options.poolSize, mode: options.mode }),
+      ...dataSourceOptions(url, { max: options.poolSize, mode, pipeline: config.databasePoolPreparedStatements }),
       migrationsRun: !direct,
     };
     return {

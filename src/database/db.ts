@@ -13,7 +13,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { PoolClient, QueryResult } from 'pg';
+import type { PoolClient, QueryConfig, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PoolMode } from '../config/app-config';
 import { ACQUIRE_TIMEOUT_MS, SESSION_SETTINGS } from './data-source-options';
@@ -31,9 +31,11 @@ export interface NamedStatement {
 export type Sql = string | NamedStatement;
 
 /**
- * A statement that shares a round trip with BEGIN or COMMIT, where no parameters can be
- * sent: PREPAREd once per connection and EXECUTEd with literals, or, behind a transaction
- * pooler (which keeps no prepared statements), sent inline with the same literals.
+ * A statement that shares a round trip with BEGIN or COMMIT (see `Call`): PREPAREd once
+ * per connection and EXECUTEd with literals in the same simple-query message; behind a
+ * transaction pooler that keeps no prepared statements, sent inline with the same
+ * literals; behind one that keeps protocol-level prepared statements, sent as a pg named
+ * statement with parameters, written to the connection together with BEGIN or COMMIT.
  */
 export interface BatchedStatement {
   name: string;
@@ -45,6 +47,15 @@ export interface BatchedStatement {
 
 export type Literal = string | number | Buffer;
 
+/** A registered statement with its values, to be sent with BEGIN or COMMIT (`Db.call`). */
+export interface Call {
+  statement: BatchedStatement;
+  values: readonly Literal[];
+}
+
+/** One statement of an opening or closing message: plain SQL, or a call. */
+export type Batched = string | Call;
+
 export interface DbOptions {
   mode: PoolMode;
   /**
@@ -52,6 +63,14 @@ export interface DbOptions {
    * options do not get through it); SESSION_SETTINGS when not given.
    */
   settings?: Readonly<Record<string, string>>;
+  /**
+   * Behind a transaction pooler: whether it keeps protocol-level prepared statements
+   * (PgBouncer 1.21 and later, max_prepared_statements above 0). Then statements are
+   * prepared there too, and the pool's connections run in pg's pipeline mode
+   * (data-source-options.ts), so that BEGIN, the settings and a prepared statement still
+   * travel in one round trip.
+   */
+  preparedStatements?: boolean;
   /** Connections of the pool; a quarter of them are kept free of transactions for reads. */
   poolSize: number;
 }
@@ -83,7 +102,7 @@ export interface Connection {
 interface OpenTransaction {
   client: PoolClient;
   /** Statements sent with COMMIT; a failing one rolls everything back. */
-  closing: string[];
+  closing: Batched[];
 }
 
 @Injectable()
@@ -108,6 +127,8 @@ export class Db implements Connection {
    */
   private readonly settingsPerTransaction: string[];
   readonly mode: PoolMode;
+  /** Behind a transaction pooler that keeps prepared statements (DbOptions.preparedStatements). */
+  private readonly pipelined: boolean;
   private readonly size: number;
   private lent = 0;
   private waiting = 0;
@@ -120,6 +141,7 @@ export class Db implements Connection {
     @Inject(DB_OPTIONS) options: DbOptions,
   ) {
     this.mode = options.mode;
+    this.pipelined = options.mode === 'transaction' && options.preparedStatements === true;
     this.size = options.poolSize;
     const slots = Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4));
     this.writeSlots = new Slots(slots, Math.ceil(slots / 3));
@@ -173,7 +195,7 @@ export class Db implements Connection {
   async transaction<T>(
     tenant: string,
     fn: (openingRows: unknown[][]) => Promise<T>,
-    opening: string[] = [],
+    opening: Batched[] = [],
   ): Promise<T> {
     if (this.current.getStore()) {
       if (opening.length > 0) throw new Error('a nested transaction cannot send opening statements');
@@ -214,17 +236,18 @@ export class Db implements Connection {
     client: PoolClient,
     discard: () => void,
     fn: (openingRows: unknown[][]) => Promise<T>,
-    opening: string[],
+    opening: Batched[],
   ): Promise<T> {
     const transaction: OpenTransaction = { client, closing: [] };
     try {
       // A connection's first opening message also PREPAREs what later ones EXECUTE.
       const prepare = opening.length > 0 && !this.prepared.has(client) ? [...this.preparations.values()] : [];
       const begin = ['BEGIN', ...this.settingsPerTransaction];
-      const opened = await simpleQuery(client, [...prepare, ...begin, ...opening]);
+      const opened = await this.send(client, [...prepare, ...begin, ...opening]);
       if (prepare.length > 0) this.prepared.add(client);
-      const result = await this.inContext(transaction, () => fn(opened.slice(prepare.length + begin.length)));
-      await simpleQuery(client, [...transaction.closing, 'COMMIT']);
+      const openingRows = opened.slice(prepare.length + begin.length).map((each) => each.rows);
+      const result = await this.inContext(transaction, () => fn(openingRows));
+      await this.send(client, [...transaction.closing, 'COMMIT']);
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => discard());
@@ -286,17 +309,35 @@ export class Db implements Connection {
   }
 
   /** A registered statement with its values, as one statement of an opening or closing message. */
-  call(statement: BatchedStatement, values: readonly Literal[]): string {
-    return invocation(statement, values, this.mode);
+  call(statement: BatchedStatement, values: readonly Literal[]): Call {
+    return { statement, values };
   }
 
   /**
-   * Statements on one connection. Behind a transaction pooler no statement may be
-   * prepared, not even by the protocol, so named statements are sent unnamed there.
+   * Statements of an opening or closing message, in one round trip; the results in order,
+   * one per statement. Calls go as EXECUTE or inline in one simple query, or, where the
+   * pooler keeps prepared statements, as named statements in the same pipeline.
+   */
+  private send(client: PoolClient, statements: Batched[]): Promise<QueryResult[]> {
+    if (this.pipelined) {
+      return pipeline(
+        client,
+        statements.map((each) => (typeof each === 'string' ? each : namedCall(each))),
+      );
+    }
+    const texts = statements.map((each) =>
+      typeof each === 'string' ? each : invocation(each.statement, each.values, this.mode),
+    );
+    return simpleQueryResults(client, texts);
+  }
+
+  /**
+   * Statements on one connection. Behind a transaction pooler that keeps no prepared
+   * statements, named statements are sent unnamed.
    */
   private on(client: PoolClient): Connection {
     const query = (sql: Sql, params: unknown[]) => {
-      const text = this.mode === 'transaction' && typeof sql !== 'string' ? sql.text : sql;
+      const text = this.mode === 'transaction' && !this.pipelined && typeof sql !== 'string' ? sql.text : sql;
       const config = typeof text === 'string' ? { text, values: params } : { ...text, values: params };
       return client.query(config) as Promise<QueryResult>;
     };
@@ -316,10 +357,29 @@ export class Db implements Connection {
    */
   private autocommit(client: PoolClient): Connection {
     if (this.mode !== 'transaction') return this.on(client);
+    if (this.pipelined) return this.pipelinedAutocommit(client);
     const query = async (sql: Sql, params: unknown[]) => {
       const statement = inlineStatement(typeof sql === 'string' ? sql : sql.text, params);
       const results = await simpleQueryResults(client, [...this.settingsPerTransaction, statement]);
       return results[results.length - 1];
+    };
+    return {
+      rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
+      execute: async (sql: Sql, params: unknown[] = []) => (await query(sql, params)).rowCount ?? 0,
+    };
+  }
+
+  /**
+   * The same where the pooler keeps prepared statements: BEGIN with the settings, the
+   * statement (prepared, with parameters) and COMMIT, written to the connection at once.
+   * The pooler holds one server connection from BEGIN to COMMIT, so the settings hold for
+   * exactly that statement, still in one round trip.
+   */
+  private pipelinedAutocommit(client: PoolClient): Connection {
+    const query = async (sql: Sql, params: unknown[]) => {
+      const statement = typeof sql === 'string' ? { text: sql, values: params } : { ...sql, values: params };
+      const results = await pipeline(client, ['BEGIN', ...this.settingsPerTransaction, statement, 'COMMIT']);
+      return results[results.length - 2];
     };
     return {
       rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
@@ -335,8 +395,8 @@ export class Db implements Connection {
     client.once('end', () => (this.open -= 1));
   }
 
-  /** Queues statements (escaped, without parameters) to run just before COMMIT. */
-  beforeCommit(...statements: string[]): void {
+  /** Queues statements (plain SQL without parameters, or calls) to run just before COMMIT. */
+  beforeCommit(...statements: Batched[]): void {
     const transaction = this.current.getStore();
     if (!transaction) throw new Error('beforeCommit() outside a transaction');
     transaction.closing.push(...statements);
@@ -393,14 +453,57 @@ export function invocation(statement: BatchedStatement, values: readonly Literal
   );
 }
 
-/** Several statements in one simple-query message: one round trip, rows per statement. */
-async function simpleQuery(client: PoolClient, statements: string[]): Promise<unknown[][]> {
-  return (await simpleQueryResults(client, statements)).map((each) => each.rows);
-}
-
+/** Several statements in one simple-query message: one round trip, a result per statement. */
 async function simpleQueryResults(client: PoolClient, statements: string[]): Promise<QueryResult[]> {
   const result = (await client.query(statements.join(';\n'))) as unknown as QueryResult | QueryResult[];
   return Array.isArray(result) ? result : [result];
+}
+
+/** A call as a pg named statement, each parameter cast to its declared type. */
+function namedCall({ statement, values }: Call): QueryConfig {
+  return { name: statement.name, text: typedText(statement), values: [...values] };
+}
+
+const typedTexts = new Map<string, string>();
+
+function typedText(statement: BatchedStatement): string {
+  let text = typedTexts.get(statement.name);
+  if (text === undefined) {
+    text = inlineStatement(
+      statement.text,
+      statement.types,
+      (_, position) => `$${position + 1}::${statement.types[position]}`,
+    );
+    typedTexts.set(statement.name, text);
+  }
+  return text;
+}
+
+/**
+ * Statements written to a connection in pg's pipeline mode, without waiting for each
+ * answer: one round trip. Consecutive plain statements go as one simple query, each
+ * statement with values on its own. Every answer is awaited before the connection is
+ * used again; the first failure is the one thrown (those after it only say that the
+ * transaction was aborted).
+ */
+async function pipeline(client: PoolClient, statements: (string | QueryConfig)[]): Promise<QueryResult[]> {
+  const groups: (string[] | QueryConfig)[] = [];
+  for (const statement of statements) {
+    const last = groups[groups.length - 1];
+    if (typeof statement !== 'string') groups.push(statement);
+    else if (Array.isArray(last)) last.push(statement);
+    else groups.push([statement]);
+  }
+  const settled = await Promise.allSettled(
+    groups.map((group) =>
+      Array.isArray(group)
+        ? simpleQueryResults(client, group)
+        : (client.query(group) as Promise<QueryResult>).then((result) => [result]),
+    ),
+  );
+  const failed = settled.find((each) => each.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.flatMap((each) => (each as PromiseFulfilledResult<QueryResult[]>).value);
 }
 
 /** One statement that sets each of the settings until the end of the transaction. */

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Environment } from '../domain/environment';
 import { ApiResponse } from '../common/http/api-response';
 import { idempotencyKeyLockId } from '../database/advisory-locks';
-import { BatchedStatement, Connection, Db, NamedStatement } from '../database/db';
+import { BatchedStatement, Call, Connection, Db, NamedStatement } from '../database/db';
 
 export interface KeyScope {
   merchantId: string;
@@ -63,7 +63,8 @@ const API_KEY_WITH_ANSWER: NamedStatement = {
 
 /**
  * The statements that travel with BEGIN and COMMIT (Db.call: a prepared plan executed
- * with escaped literals, or the same statement inline behind a transaction pooler).
+ * with escaped literals, the same statement inline behind a transaction pooler, or a
+ * named statement behind one that keeps them; BatchedStatement).
  *
  * claim: tries the key's transaction-scoped advisory lock (docs/idempotency.md) and reads
  * what is stored under the key, and whether it is still live. The read's snapshot may
@@ -119,7 +120,7 @@ export class IdempotencyKeysRepository {
   }
 
   /** The statement sent with BEGIN: lock the key and read what it holds (see toClaim). */
-  claimStatement({ merchantId, environment, key }: KeyScope): string {
+  claimStatement({ merchantId, environment, key }: KeyScope): Call {
     return this.db.call(CLAIM, [merchantId, environment, key]);
   }
 
@@ -140,7 +141,7 @@ export class IdempotencyKeysRepository {
     response: ApiResponse,
     requestId: string,
     ttlSeconds: number,
-  ): string[] {
+  ): Call[] {
     const scoped = [scope.merchantId, scope.environment, scope.key];
     const headers = Object.fromEntries(
       REPLAYED_HEADERS.filter((name) => name in response.headers).map((name) => [name, response.headers[name]]),

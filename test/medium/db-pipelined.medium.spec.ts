@@ -1,0 +1,103 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../src/database/data-source-options';
+import { BatchedStatement, Db } from '../../src/database/db';
+import { runMigrations } from '../../src/database/migrations';
+import { createTestDatabase, databaseEnv, TestDatabase } from '../support/database';
+
+/**
+ * Behind a transaction pooler that keeps prepared statements
+ * (DATABASE_POOL_PREPARED_STATEMENTS=on), Db writes BEGIN, the settings and prepared
+ * statements to the connection in pg's pipeline mode. That needs no pooler to be checked:
+ * here it runs straight against the test server, in every run; the PgBouncer run of the
+ * suite checks it again through PgBouncer 1.21 or later when it has one.
+ */
+describe('Db with statements prepared behind a transaction pooler', () => {
+  let database: TestDatabase;
+  let dataSource: DataSource;
+  let db: Db;
+
+  const SUM: BatchedStatement = { name: 'kuko_test_sum', types: ['int', 'int'], text: 'SELECT $1 + $2 AS sum' };
+  const NOTE: BatchedStatement = {
+    name: 'kuko_test_note',
+    types: ['text'],
+    text: 'INSERT INTO pipelined_notes (note) VALUES ($1)',
+  };
+  const DIVIDE: BatchedStatement = { name: 'kuko_test_divide', types: ['int'], text: 'SELECT 1 / $1 AS quotient' };
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const direct = databaseEnv(database.url).DATABASE_DIRECT_URL ?? database.url;
+    await runMigrations(direct);
+    await database.pool.query('CREATE TABLE pipelined_notes (note text NOT NULL)');
+    // One connection, so that what one statement leaves on it is seen by the next.
+    const options = dataSourceOptions(direct, { mode: 'transaction', pipeline: true, max: 1 });
+    dataSource = await new DataSource({ ...options, migrationsRun: false }).initialize();
+    db = new Db(dataSource, {
+      mode: 'transaction',
+      preparedStatements: true,
+      poolSize: 2,
+      settings: { lock_timeout: '300ms', statement_timeout: '60s', idle_in_transaction_session_timeout: '60s' },
+    });
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await database?.drop();
+  });
+
+  const preparedNames = async () =>
+    (await db.rows<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name')).map((row) => row.name);
+
+  it('sends the calls of BEGIN and COMMIT as prepared statements, and commits what they wrote', async () => {
+    const inside = await db.transaction(
+      'test',
+      async ([sum]) => {
+        db.beforeCommit(db.call(NOTE, ['written with COMMIT']));
+        return { sum, prepared: await preparedNames() };
+      },
+      [db.call(SUM, [1, 2]), 'SAVEPOINT pipelined'],
+    );
+    expect(inside.sum).toEqual([{ sum: 3 }]);
+    expect(inside.prepared).toContain(SUM.name);
+    const { rows } = await database.pool.query('SELECT note FROM pipelined_notes');
+    expect(rows).toEqual([{ note: 'written with COMMIT' }]);
+    expect(await preparedNames()).toContain(NOTE.name);
+  });
+
+  it('runs a statement outside any transaction prepared and under the settings, which end with it', async () => {
+    const probe = { name: 'kuko_test_setting', text: 'SELECT current_setting($1) AS value' };
+    expect(await db.one(probe, ['lock_timeout'])).toEqual({ value: '300ms' });
+    expect(await preparedNames()).toContain(probe.name);
+    // The same connection, outside the statement's own transaction: the server's value again.
+    const connection = await dataSource.createQueryRunner();
+    try {
+      expect(await connection.query(`SELECT current_setting('lock_timeout') AS value`)).toEqual([{ value: '0' }]);
+    } finally {
+      await connection.release();
+    }
+  });
+
+  it("fails with the failing statement's own error, not the aborted transaction's, and the connection goes on", async () => {
+    await expect(
+      db.transaction('test', async () => 'not reached', [db.call(DIVIDE, [0]), 'SAVEPOINT pipelined']),
+    ).rejects.toMatchObject({ code: '22012' });
+    await expect(db.one('SELECT 1 / $1::int AS quotient', [0])).rejects.toMatchObject({ code: '22012' });
+    expect(await db.one('SELECT 1 / $1::int AS quotient', [1])).toEqual({ quotient: 1 });
+    expect(await db.transaction('test', async ([rows]) => rows, [db.call(DIVIDE, [1])])).toEqual([{ quotient: 1 }]);
+  });
+
+  it('gives up on a lock outside any transaction after lock_timeout, and stores nothing', async () => {
+    const holder = await database.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('LOCK TABLE pipelined_notes IN ACCESS EXCLUSIVE MODE');
+      await expect(db.execute('INSERT INTO pipelined_notes (note) VALUES ($1)', ['blocked'])).rejects.toMatchObject({
+        code: '55P03',
+      });
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    const { rows } = await database.pool.query(`SELECT count(*)::int AS n FROM pipelined_notes WHERE note = 'blocked'`);
+    expect(rows).toEqual([{ n: 0 }]);
+  });
+});
