@@ -216,7 +216,6 @@ async function openPeer(settings, database, cleanup) {
 async function openPooled(database, cleanup) {
   let bouncer;
   try {
-    execFileSync('pgbouncer', ['--version'], { stdio: 'ignore' });
     bouncer = await startPgBouncer(database.url);
   } catch (error) {
     log(`PgBouncer: SKIPPED, pgbouncer is not installed or did not start (${error.message.split('\n')[0]})`);
@@ -229,10 +228,16 @@ async function openPooled(database, cleanup) {
     cleanup,
     // It only takes the pooled scenario's creates: with its own notification workers it
     // would deliver beside the main server in the notification scenarios.
-    env: { DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: database.url, NOTIFY_WORKERS: 'off' },
+    env: {
+      DATABASE_POOL_MODE: 'transaction',
+      DATABASE_POOL_PREPARED_STATEMENTS: bouncer.prepared ? 'on' : 'off',
+      DATABASE_DIRECT_URL: database.url,
+      NOTIFY_WORKERS: 'off',
+    },
   });
+  const prepared = bouncer.prepared ? 'statements prepared' : 'nothing prepared';
   log(
-    `server via PgBouncer (transaction pooling): pid ${pooled.pid}, ${pooled.url}, log in bench/results/server-pooled.log`,
+    `server via PgBouncer ${bouncer.version} (transaction pooling, ${prepared}): pid ${pooled.pid}, ${pooled.url}, log in bench/results/server-pooled.log`,
   );
   return pooled;
 }

@@ -49,7 +49,9 @@ describe('production database settings (docs/operations.md)', () => {
     (direct ? it.skip : it)('stop the start-up when a pooler dropped them, naming DATABASE_POOL_MODE', async () => {
       const t = await startTestApp();
       try {
-        await expect(startTestApp({ DATABASE_POOL_MODE: 'session' }, t.db)).rejects.toThrow(
+        await expect(
+          startTestApp({ DATABASE_POOL_MODE: 'session', DATABASE_POOL_PREPARED_STATEMENTS: 'off' }, t.db),
+        ).rejects.toThrow(
           /did not receive the connection's startup options \(idle_in_transaction_session_timeout, lock_timeout, statement_timeout not set\).*DATABASE_POOL_MODE=transaction/,
         );
       } finally {

@@ -7,11 +7,17 @@ interface TestServer {
   url: string;
   /** A PgBouncer in transaction pooling mode in front of it, when the run goes through one. */
   poolerUrl: string | null;
+  /** Whether that PgBouncer keeps prepared statements (version 1.21 and later). */
+  poolerPrepared?: boolean;
 }
 
 function testServer(): TestServer {
   if (process.env.KUKO_TEST_SERVER_URL) {
-    return { url: process.env.KUKO_TEST_SERVER_URL, poolerUrl: process.env.KUKO_TEST_POOLER_URL ?? null };
+    return {
+      url: process.env.KUKO_TEST_SERVER_URL,
+      poolerUrl: process.env.KUKO_TEST_POOLER_URL ?? null,
+      poolerPrepared: process.env.KUKO_TEST_POOLER_PREPARED === 'on',
+    };
   }
   return JSON.parse(readFileSync(join(process.cwd(), '.data', 'test-server.json'), 'utf8'));
 }
@@ -26,11 +32,16 @@ export function testServerUrl(): string {
  * pooler (with its mode and a direct URL for migrations) when there is one.
  */
 export function databaseEnv(url: string): Record<string, string> {
-  const { url: direct, poolerUrl } = testServer();
+  const { url: direct, poolerUrl, poolerPrepared } = testServer();
   if (!poolerUrl || new URL(url).port !== new URL(poolerUrl).port) return { DATABASE_URL: url };
   const directUrl = new URL(url);
   directUrl.host = new URL(direct).host;
-  return { DATABASE_URL: url, DATABASE_POOL_MODE: 'transaction', DATABASE_DIRECT_URL: directUrl.toString() };
+  return {
+    DATABASE_URL: url,
+    DATABASE_POOL_MODE: 'transaction',
+    ...(poolerPrepared ? { DATABASE_POOL_PREPARED_STATEMENTS: 'on' } : {}),
+    DATABASE_DIRECT_URL: directUrl.toString(),
+  };
 }
 
 export interface TestDatabase {

@@ -2,7 +2,8 @@
 // file creates its own database on it (test/support/database.ts), so files can run in
 // parallel without sharing rows. `npm test` builds dist/ first, which the supervisor uses.
 // With KUKO_TEST_POOLER=pgbouncer the applications reach it through a PgBouncer in
-// transaction pooling mode, while the tests' own connections and migrations go directly.
+// transaction pooling mode, while the tests' own connections and migrations go directly;
+// with a PgBouncer of version 1.21 or later (KUKO_PGBOUNCER), statements stay prepared.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import client from './cluster-client.cjs';
@@ -16,14 +17,17 @@ export default async function globalSetup() {
     url = cluster.url;
   }
   let poolerUrl = null;
+  let poolerPrepared = false;
   if (process.env.KUKO_TEST_POOLER === 'pgbouncer') {
     const pooler = await pgbouncer.startPgBouncer(url);
     globalThis.__KUKO_POOLER__ = pooler;
     poolerUrl = pooler.url;
+    poolerPrepared = pooler.prepared;
   }
   const dir = join(process.cwd(), '.data');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'test-server.json'), JSON.stringify({ url, poolerUrl }));
+  writeFileSync(join(dir, 'test-server.json'), JSON.stringify({ url, poolerUrl, poolerPrepared }));
   process.env.KUKO_TEST_SERVER_URL = url;
   if (poolerUrl) process.env.KUKO_TEST_POOLER_URL = poolerUrl;
+  if (poolerPrepared) process.env.KUKO_TEST_POOLER_PREPARED = 'on';
 }

@@ -52,11 +52,12 @@ export async function startMedium(): Promise<MediumContext> {
   // Through the run's pooler when it has one, as the application would connect.
   const env = databaseEnv(database.url);
   const mode = (env.DATABASE_POOL_MODE ?? 'session') as PoolMode;
+  const preparedStatements = env.DATABASE_POOL_PREPARED_STATEMENTS === 'on';
   if (env.DATABASE_DIRECT_URL) await runMigrations(env.DATABASE_DIRECT_URL);
-  const options = dataSourceOptions(database.url, { mode });
+  const options = dataSourceOptions(database.url, { mode, pipeline: preparedStatements });
   const dataSource = new DataSource({ ...options, migrationsRun: !env.DATABASE_DIRECT_URL });
   await dataSource.initialize();
-  const db = new Db(dataSource, { mode, poolSize: 20 });
+  const db = new Db(dataSource, { mode, poolSize: 20, preparedStatements });
   const ordersRepository = new OrdersRepository(db);
   const refundsRepository = new RefundsRepository(db);
   const merchantsRepository = new MerchantsRepository(db);

@@ -2,6 +2,10 @@
 // whole suite can run again through it (KUKO_TEST_POOLER=pgbouncer; docs/operations.md).
 // It runs as the OS user `postgres` when started as root (PgBouncer refuses root), on a
 // free port of 127.0.0.1, with any database name routed to the same server.
+//
+// The binary is `pgbouncer` on the PATH, or KUKO_PGBOUNCER. One of version 1.21 or later
+// keeps protocol-level prepared statements (max_prepared_statements), and `prepared`
+// says whether it does.
 const { execFileSync, spawn } = require('node:child_process');
 const { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const { createServer } = require('node:net');
@@ -19,7 +23,17 @@ function freePort() {
   });
 }
 
+/** The PgBouncer to start, its version, and whether it can keep prepared statements. */
+function pgBouncerBinary() {
+  const binary = process.env.KUKO_PGBOUNCER || 'pgbouncer';
+  const output = execFileSync(binary, ['--version'], { encoding: 'utf8' });
+  const [major, minor] = (/PgBouncer (\d+)\.(\d+)/.exec(output) ?? []).slice(1).map(Number);
+  if (major === undefined) throw new Error(`${binary} --version did not name a PgBouncer version`);
+  return { binary, version: `${major}.${minor}`, prepared: major > 1 || minor >= 21 };
+}
+
 async function startPgBouncer(upstreamUrl) {
+  const { binary, version, prepared } = pgBouncerBinary();
   const upstream = new URL(upstreamUrl);
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'kuko-pgbouncer-'));
@@ -41,6 +55,8 @@ async function startPgBouncer(upstreamUrl) {
       'pool_mode = transaction',
       'max_client_conn = 1000',
       'default_pool_size = 40',
+      // 0 (none kept) until 1.22; the version's own default of 200 after.
+      ...(prepared ? ['max_prepared_statements = 200'] : []),
       // Drivers send these; PgBouncer would refuse the connection otherwise.
       'ignore_startup_parameters = extra_float_digits,options',
       `logfile = ${join(dir, 'pgbouncer.log')}`,
@@ -52,8 +68,8 @@ async function startPgBouncer(upstreamUrl) {
     execFileSync('chown', ['-R', 'postgres', dir]);
   }
   const command = asRoot
-    ? ['runuser', ['-u', 'postgres', '--', 'pgbouncer', '-d', join(dir, 'pgbouncer.ini')]]
-    : ['pgbouncer', ['-d', join(dir, 'pgbouncer.ini')]];
+    ? ['runuser', ['-u', 'postgres', '--', binary, '-d', join(dir, 'pgbouncer.ini')]]
+    : [binary, ['-d', join(dir, 'pgbouncer.ini')]];
   await new Promise((resolve, reject) => {
     const child = spawn(command[0], command[1], { stdio: 'inherit' });
     child.on('error', reject);
@@ -65,6 +81,8 @@ async function startPgBouncer(upstreamUrl) {
   url.hostname = '127.0.0.1';
   return {
     url: url.toString(),
+    version,
+    prepared,
     stop: async () => {
       try {
         process.kill(Number(readFileSync(join(dir, 'pgbouncer.pid'), 'utf8')), 'SIGTERM');
@@ -93,4 +111,4 @@ async function waitForPort(port, timeoutMs = 10_000) {
   }
 }
 
-module.exports = { startPgBouncer };
+module.exports = { pgBouncerBinary, startPgBouncer };
