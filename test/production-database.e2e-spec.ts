@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
+import { databaseEnv } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, createPaidOrder, orderBody } from './support/factories';
 import { startServerProcess } from './support/server-process';
@@ -58,6 +59,26 @@ describe('production database settings (docs/operations.md)', () => {
         await t.close();
       }
     });
+
+    // Where the run's pooler keeps prepared statements, every app of the run starts with it on.
+    (process.env.KUKO_TEST_POOLER_PREPARED === 'on' ? it.skip : it)(
+      'stop the start-up when DATABASE_POOL_PREPARED_STATEMENTS=on and nothing keeps them',
+      async () => {
+        const t = await startTestApp();
+        try {
+          const env = {
+            DATABASE_POOL_MODE: 'transaction',
+            DATABASE_POOL_PREPARED_STATEMENTS: 'on',
+            DATABASE_DIRECT_URL: databaseEnv(t.db.url).DATABASE_DIRECT_URL ?? t.db.url,
+          };
+          await expect(startTestApp(env, t.db)).rejects.toThrow(
+            /DATABASE_POOL_PREPARED_STATEMENTS=on, but DATABASE_URL passes prepared statements through.*PgBouncer 1\.21/,
+          );
+        } finally {
+          await t.close();
+        }
+      },
+    );
 
     it('refuse what is not a setting, naming DATABASE_URL', async () => {
       const t = await startTestApp();

@@ -1,6 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { AppConfig } from '../config/app-config';
+import { randomBytes } from 'node:crypto';
+import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions, SESSION_SETTINGS, transactionSettings } from './data-source-options';
 import { describeDatabaseUrl } from './describe-url';
@@ -43,6 +45,7 @@ export class DatabaseModule {
             const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
             if (options.settings) await checkSettings(dataSource, options.settings);
             else await checkStartupOptions(dataSource);
+            if (options.preparedStatements) await checkPreparedStatementsKept(dataSource);
             return dataSource;
           },
         }),
@@ -91,5 +94,36 @@ async function checkStartupOptions(dataSource: DataSource): Promise<void> {
   throw new Error(
     `DATABASE_URL: PostgreSQL did not receive the connection's startup options (${missing.map((row) => row.name).join(', ')} not set); ` +
       'if DATABASE_URL is a transaction pooler such as PgBouncer, set DATABASE_POOL_MODE=transaction and DATABASE_DIRECT_URL (docs/operations.md)',
+  );
+}
+
+/**
+ * DATABASE_POOL_PREPARED_STATEMENTS=on needs a pooler that keeps prepared statements:
+ * PgBouncer 1.21 and later prepares each one on whichever server connection needs it,
+ * under names of its own (PGBOUNCER_1 …). One that passes the statement through under
+ * our name (PgBouncer before 1.21, max_prepared_statements = 0, or no pooler at all)
+ * would lose it on its next server connection, and the requests sent there would fail:
+ * it stops here instead.
+ */
+async function checkPreparedStatementsKept(dataSource: DataSource): Promise<void> {
+  const runner = dataSource.createQueryRunner();
+  let passedThrough: boolean;
+  try {
+    const client = (await runner.connect()) as PoolClient;
+    // Its own name each time: one passed through stays on the server connection.
+    const probe = `kuko_startup_probe_${randomBytes(6).toString('hex')}`;
+    const { rows } = await client.query<{ ours: boolean }>({
+      name: probe,
+      text: `SELECT count(*) > 0 AS ours FROM pg_prepared_statements WHERE name = '${probe}'`,
+    });
+    passedThrough = rows[0].ours;
+  } finally {
+    await runner.release();
+  }
+  if (!passedThrough) return;
+  await dataSource.destroy();
+  throw new Error(
+    'DATABASE_POOL_PREPARED_STATEMENTS=on, but DATABASE_URL passes prepared statements through to PostgreSQL instead of ' +
+      'keeping them: use PgBouncer 1.21 or later with max_prepared_statements above 0, or set it off (docs/operations.md)',
   );
 }
