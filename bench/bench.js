@@ -145,6 +145,7 @@ async function run(cleanup, settings) {
     commit: gitDescribe(),
     settings: { seconds: settings.seconds, warmup: settings.warmup, connections: settings.connections },
     peer: opened && (opened.skipped ? { skipped: opened.skipped } : { storage: peer.storage, package: PEER_PACKAGE }),
+    pooler: pooled && { version: pooled.pgBouncerVersion, prepared: pooled.prepared },
     machine: { ...machine(), loadAverageAtStart },
     postgres: pg,
     rows,
@@ -236,6 +237,7 @@ async function openPooled(database, cleanup) {
     },
   });
   const prepared = bouncer.prepared ? 'statements prepared' : 'nothing prepared';
+  Object.assign(pooled, { pgBouncerVersion: bouncer.version, prepared: bouncer.prepared });
   log(
     `server via PgBouncer ${bouncer.version} (transaction pooling, ${prepared}): pid ${pooled.pid}, ${pooled.url}, log in bench/results/server-pooled.log`,
   );

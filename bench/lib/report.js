@@ -158,7 +158,15 @@ function describeRun(report) {
     `PostgreSQL ${postgres.version} (${postgres.kind}, ${postgres.address}): ${pgSettings}` +
       durability(postgres.settings),
     ...(report.peer ? [peerLine(report.peer)] : []),
+    ...(report.pooler ? [poolerLine(report.pooler)] : []),
   ];
+}
+
+function poolerLine({ version, prepared }) {
+  const statements = prepared
+    ? 'max_prepared_statements = 200, DATABASE_POOL_PREPARED_STATEMENTS=on'
+    : 'keeps no prepared statements: every statement parsed and planned afresh';
+  return `PgBouncer ${version} (transaction pooling, ${statements})`;
 }
 
 function peerLine(peer) {
