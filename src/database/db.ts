@@ -8,8 +8,8 @@
  * AsyncLocalStorage), so the idempotency interceptor and the services share one
  * transaction without passing it around. Statements known when the transaction opens, or
  * due just before it commits, travel in the same round trip as BEGIN and COMMIT (one
- * simple-query message), which is where a keyed write saves most of its time
- * (docs/decisions.md).
+ * simple-query message, or one pipeline behind a pooler that keeps prepared statements),
+ * which is where a keyed write saves most of its time (docs/decisions.md).
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
@@ -114,6 +114,14 @@ export class Db implements Connection {
   private readonly preparations = new Map<string, string>();
   private readonly prepared = new WeakSet<PoolClient>();
   /**
+   * Pipelined clients on which a named statement failed. PgBouncer records a statement's
+   * name when it relays its Parse, and keeps the record when PostgreSQL refuses the Parse
+   * (a lock_timeout while parsing, a transaction already aborted); pg forgets it and
+   * would send the Parse again under the same name, which PgBouncer answers by closing
+   * the connection. Such a client is discarded when it is given back.
+   */
+  private readonly namesInDoubt = new WeakSet<PoolClient>();
+  /**
    * Transactions and writes that may wait on a lock (write()) may hold at most three
    * quarters of the connections at once, so that requests queued on a hot row can never
    * take those that reads need; the last third of those is kept for tenants holding none,
@@ -186,7 +194,8 @@ export class Db implements Connection {
 
   /**
    * Runs fn in one transaction (joining the open one, if any). `opening` statements are
-   * sent with BEGIN, and their rows handed to fn; they take no parameters (see `call`).
+   * sent with BEGIN, and their rows handed to fn: plain SQL without parameters, or calls
+   * (see `call`).
    *
    * `tenant` is whose work it is: the merchant's id, or the name of the service's own
    * work (`webhook:<provider>`, `notifications`, `purge`, `admin`). It decides which
@@ -239,9 +248,10 @@ export class Db implements Connection {
     opening: Batched[],
   ): Promise<T> {
     const transaction: OpenTransaction = { client, closing: [] };
+    let prepare: string[] = [];
     try {
       // A connection's first opening message also PREPAREs what later ones EXECUTE.
-      const prepare = opening.length > 0 && !this.prepared.has(client) ? [...this.preparations.values()] : [];
+      if (opening.length > 0 && !this.prepared.has(client)) prepare = [...this.preparations.values()];
       const begin = ['BEGIN', ...this.settingsPerTransaction];
       const opened = await this.send(client, [...prepare, ...begin, ...opening]);
       if (prepare.length > 0) this.prepared.add(client);
@@ -252,8 +262,9 @@ export class Db implements Connection {
     } catch (error) {
       await client.query('ROLLBACK').catch(() => discard());
       // PREPAREs survive a rollback, but this client was not marked as prepared: the next
-      // opening would PREPARE again and fail. Such a client is discarded instead.
-      if (!this.prepared.has(client) && opening.length > 0) discard();
+      // opening would PREPARE again and fail. Such a client is discarded instead. (Only
+      // where PREPAREs were sent: a failed transaction alone costs no connection.)
+      if (prepare.length > 0 && !this.prepared.has(client)) discard();
       throw error;
     }
   }
@@ -320,7 +331,7 @@ export class Db implements Connection {
    */
   private send(client: PoolClient, statements: Batched[]): Promise<QueryResult[]> {
     if (this.pipelined) {
-      return pipeline(
+      return this.pipeline(
         client,
         statements.map((each) => (typeof each === 'string' ? each : namedCall(each))),
       );
@@ -339,7 +350,12 @@ export class Db implements Connection {
     const query = (sql: Sql, params: unknown[]) => {
       const text = this.mode === 'transaction' && !this.pipelined && typeof sql !== 'string' ? sql.text : sql;
       const config = typeof text === 'string' ? { text, values: params } : { ...text, values: params };
-      return client.query(config) as Promise<QueryResult>;
+      const result = client.query(config) as Promise<QueryResult>;
+      if (!this.pipelined || typeof text === 'string') return result;
+      return result.catch((error: unknown) => {
+        this.namesInDoubt.add(client);
+        throw error;
+      });
     };
     return {
       rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
@@ -378,13 +394,43 @@ export class Db implements Connection {
   private pipelinedAutocommit(client: PoolClient): Connection {
     const query = async (sql: Sql, params: unknown[]) => {
       const statement = typeof sql === 'string' ? { text: sql, values: params } : { ...sql, values: params };
-      const results = await pipeline(client, ['BEGIN', ...this.settingsPerTransaction, statement, 'COMMIT']);
+      const results = await this.pipeline(client, ['BEGIN', ...this.settingsPerTransaction, statement, 'COMMIT']);
       return results[results.length - 2];
     };
     return {
       rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
       execute: async (sql: Sql, params: unknown[] = []) => (await query(sql, params)).rowCount ?? 0,
     };
+  }
+
+  /**
+   * Statements written to a connection in pg's pipeline mode, without waiting for each
+   * answer: one round trip. Consecutive plain statements go as one simple query, each
+   * statement with values on its own. Every answer is awaited before the connection is
+   * used again; the first failure is the one thrown (those after it only say that the
+   * transaction was aborted).
+   */
+  private async pipeline(client: PoolClient, statements: (string | QueryConfig)[]): Promise<QueryResult[]> {
+    const groups: (string[] | QueryConfig)[] = [];
+    for (const statement of statements) {
+      const last = groups[groups.length - 1];
+      if (typeof statement !== 'string') groups.push(statement);
+      else if (Array.isArray(last)) last.push(statement);
+      else groups.push([statement]);
+    }
+    const settled = await Promise.allSettled(
+      groups.map((group) =>
+        Array.isArray(group)
+          ? simpleQueryResults(client, group)
+          : (client.query(group) as Promise<QueryResult>).then((result) => [result]),
+      ),
+    );
+    const failed = settled.findIndex((each) => each.status === 'rejected');
+    if (failed === -1) return settled.flatMap((each) => (each as PromiseFulfilledResult<QueryResult[]>).value);
+    if (settled.some((each, index) => each.status === 'rejected' && !Array.isArray(groups[index]))) {
+      this.namesInDoubt.add(client);
+    }
+    throw (settled[failed] as PromiseRejectedResult).reason;
   }
 
   private countOpen(client: PoolClient): void {
@@ -431,6 +477,7 @@ export class Db implements Connection {
     try {
       return await fn(client, discard);
     } finally {
+      if (this.namesInDoubt.has(client)) discard();
       client.removeListener('error', onError);
       this.lent -= 1;
       await runner.release();
@@ -464,46 +511,19 @@ function namedCall({ statement, values }: Call): QueryConfig {
   return { name: statement.name, text: typedText(statement), values: [...values] };
 }
 
-const typedTexts = new Map<string, string>();
+const typedTexts = new WeakMap<BatchedStatement, string>();
 
 function typedText(statement: BatchedStatement): string {
-  let text = typedTexts.get(statement.name);
+  let text = typedTexts.get(statement);
   if (text === undefined) {
     text = inlineStatement(
       statement.text,
       statement.types,
       (_, position) => `$${position + 1}::${statement.types[position]}`,
     );
-    typedTexts.set(statement.name, text);
+    typedTexts.set(statement, text);
   }
   return text;
-}
-
-/**
- * Statements written to a connection in pg's pipeline mode, without waiting for each
- * answer: one round trip. Consecutive plain statements go as one simple query, each
- * statement with values on its own. Every answer is awaited before the connection is
- * used again; the first failure is the one thrown (those after it only say that the
- * transaction was aborted).
- */
-async function pipeline(client: PoolClient, statements: (string | QueryConfig)[]): Promise<QueryResult[]> {
-  const groups: (string[] | QueryConfig)[] = [];
-  for (const statement of statements) {
-    const last = groups[groups.length - 1];
-    if (typeof statement !== 'string') groups.push(statement);
-    else if (Array.isArray(last)) last.push(statement);
-    else groups.push([statement]);
-  }
-  const settled = await Promise.allSettled(
-    groups.map((group) =>
-      Array.isArray(group)
-        ? simpleQueryResults(client, group)
-        : (client.query(group) as Promise<QueryResult>).then((result) => [result]),
-    ),
-  );
-  const failed = settled.find((each) => each.status === 'rejected');
-  if (failed) throw failed.reason;
-  return settled.flatMap((each) => (each as PromiseFulfilledResult<QueryResult[]>).value);
 }
 
 /** One statement that sets each of the settings until the end of the transaction. */
