@@ -39,13 +39,24 @@ export class DatabaseModule {
       global: true,
       imports: [
         TypeOrmModule.forRootAsync({
-          useFactory: () => ({ ...dataSource, retryAttempts: 3, retryDelay: 1000 }),
+          useFactory: () => ({
+            ...dataSource,
+            retryAttempts: 3,
+            retryDelay: 1000,
+            // A server that cannot be reached may be starting; a refused setup stays refused.
+            toRetry: (error: unknown) => !(error instanceof SetupRefused),
+          }),
           dataSourceFactory: async (resolved) => {
             if (direct) await runMigrations(direct).catch(failedOn('DATABASE_DIRECT_URL', direct));
             const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
-            if (options.settings) await checkSettings(dataSource, options.settings);
-            else await checkStartupOptions(dataSource);
-            if (options.preparedStatements) await checkPreparedStatementsKept(dataSource);
+            try {
+              if (options.settings) await checkSettings(dataSource, options.settings);
+              else await checkStartupOptions(dataSource);
+              if (options.preparedStatements) await checkPreparedStatementsKept(dataSource);
+            } catch (error) {
+              await dataSource.destroy();
+              throw error;
+            }
             return dataSource;
           },
         }),
@@ -56,6 +67,9 @@ export class DatabaseModule {
   }
 }
 
+/** A database that answers but is set up so that the service must not run on it. */
+class SetupRefused extends Error {}
+
 /**
  * Behind a transaction pooler the settings are applied with every statement, not at
  * connection: one that PostgreSQL refuses (a misspelt name in DATABASE_URL's options)
@@ -65,8 +79,7 @@ async function checkSettings(dataSource: DataSource, settings: Readonly<Record<s
   try {
     await dataSource.query(settingStatement(settings));
   } catch (error) {
-    await dataSource.destroy();
-    throw new Error(`DATABASE_URL: PostgreSQL refused its options (${(error as Error).message})`);
+    throw new SetupRefused(`DATABASE_URL: PostgreSQL refused its options (${(error as Error).message})`);
   }
 }
 
@@ -90,8 +103,7 @@ async function checkStartupOptions(dataSource: DataSource): Promise<void> {
     [Object.keys(SESSION_SETTINGS)],
   )) as { name: string }[];
   if (missing.length === 0) return;
-  await dataSource.destroy();
-  throw new Error(
+  throw new SetupRefused(
     `DATABASE_URL: PostgreSQL did not receive the connection's startup options (${missing.map((row) => row.name).join(', ')} not set); ` +
       'if DATABASE_URL is a transaction pooler such as PgBouncer, set DATABASE_POOL_MODE=transaction and DATABASE_DIRECT_URL (docs/operations.md)',
   );
@@ -99,11 +111,11 @@ async function checkStartupOptions(dataSource: DataSource): Promise<void> {
 
 /**
  * DATABASE_POOL_PREPARED_STATEMENTS=on needs a pooler that keeps prepared statements:
- * PgBouncer 1.21 and later prepares each one on whichever server connection needs it,
- * under names of its own (PGBOUNCER_1 …). One that passes the statement through under
- * our name (PgBouncer before 1.21, max_prepared_statements = 0, or no pooler at all)
- * would lose it on its next server connection, and the requests sent there would fail:
- * it stops here instead.
+ * PgBouncer 1.21 and later, in transaction pooling, prepares each one on whichever server
+ * connection needs it, under names of its own (PGBOUNCER_1 …). One that passes the
+ * statement through under our name (PgBouncer before 1.21, max_prepared_statements = 0,
+ * session pooling, or no pooler at all) would lose it on its next server connection,
+ * and the requests sent there would fail: it stops here instead.
  */
 async function checkPreparedStatementsKept(dataSource: DataSource): Promise<void> {
   const runner = dataSource.createQueryRunner();
@@ -121,9 +133,9 @@ async function checkPreparedStatementsKept(dataSource: DataSource): Promise<void
     await runner.release();
   }
   if (!passedThrough) return;
-  await dataSource.destroy();
-  throw new Error(
+  throw new SetupRefused(
     'DATABASE_POOL_PREPARED_STATEMENTS=on, but DATABASE_URL passes prepared statements through to PostgreSQL instead of ' +
-      'keeping them: use PgBouncer 1.21 or later with max_prepared_statements above 0, or set it off (docs/operations.md)',
+      'keeping them: use PgBouncer 1.21 or later in transaction pooling with max_prepared_statements above 0, ' +
+      'or set it off (docs/operations.md)',
   );
 }

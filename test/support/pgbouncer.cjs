@@ -55,7 +55,7 @@ async function startPgBouncer(upstreamUrl) {
       'pool_mode = transaction',
       'max_client_conn = 1000',
       'default_pool_size = 40',
-      // 0 (none kept) until 1.22; the version's own default of 200 after.
+      // 0 (none kept) by default until 1.23; 1.24's own default is 200.
       ...(prepared ? ['max_prepared_statements = 200'] : []),
       // Drivers send these; PgBouncer would refuse the connection otherwise.
       'ignore_startup_parameters = extra_float_digits,options',
