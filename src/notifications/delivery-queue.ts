@@ -32,6 +32,7 @@ import { Logger as QueueLogger, run, Runner, runMigrations } from 'graphile-work
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { withServerSettings } from '../database/data-source-options';
+import { FailureStreak } from '../common/logging/failure-streak';
 import { NotificationWorkersRepository } from './notification-workers.repository';
 import { DeliveryTask } from './delivery.task';
 import { DELIVER_TASK, DeliveryJob, EventsRepository } from './events.repository';
@@ -182,23 +183,17 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
    * run of any instance's loop.
    */
   private async relayLoop(): Promise<void> {
-    // While the database is away the loop fails every RELAY_MS: one line when it starts
-    // failing, one every RELAY_FAILURE_LOG_MS after that, one when it recovers.
-    let failing = 0;
-    let loggedAt = 0;
+    // While the database is away the loop fails every RELAY_MS.
+    const streak = new FailureStreak('notification relay', RELAY_FAILURE_LOG_MS);
     while (!this.stopping) {
       let moved = 0;
       try {
         moved = await this.events.relay(RELAY_BATCH);
-        if (failing > 0) this.logger.log(`notification relay recovered after ${failing} failed attempts`);
-        failing = 0;
+        const recovered = streak.succeeded();
+        if (recovered) this.logger.log(recovered);
       } catch (error) {
-        failing += 1;
-        if (failing === 1 || Date.now() - loggedAt >= RELAY_FAILURE_LOG_MS) {
-          loggedAt = Date.now();
-          const repeats = failing > 1 ? ` (${failing} attempts failed so far)` : '';
-          this.logger.warn(`notification relay failed: ${(error as Error).message}${repeats}`);
-        }
+        const line = streak.failed((error as Error).message);
+        if (line) this.logger.warn(line);
       }
       if (moved < RELAY_BATCH) await new Promise((resolve) => setTimeout(resolve, RELAY_MS));
     }
