@@ -9,7 +9,9 @@ import { dataSourceOptions } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
 import { databaseEnv } from './support/database';
 import { PURGE_JOB } from '../src/idempotency/idempotency-purge.scheduler';
-import { IdempotencyPurgeService, PurgeOptions } from '../src/idempotency/idempotency-purge.service';
+import { describePurge, IdempotencyPurgeService, PurgeOptions } from '../src/idempotency/idempotency-purge.service';
+import { IdempotencyKeysRepository } from '../src/idempotency/idempotency-keys.repository';
+import type { Connection } from '../src/database/db';
 import { ADVISORY_LOCKS } from '../src/database/advisory-locks';
 
 const PURGE_LOCK = ADVISORY_LOCKS.purge;
@@ -136,6 +138,60 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
       }
       expect(await purgeService().purge()).toMatchObject({ deleted: 500, skipped: false });
     });
+  });
+
+  describe('behind a transaction pooler (each batch its own transaction under the lock)', () => {
+    it("stops where it meets another instance's batch, reported as stopped early, each row deleted once", async () => {
+      await insertKeys(30, 'expired');
+      const holder = await t.db.pool.connect();
+      const direct = databaseEnv(t.db.url).DATABASE_DIRECT_URL ?? t.db.url;
+      const options = dataSourceOptions(direct, { mode: 'transaction', max: 2 });
+      const dataSource = await new DataSource({ ...options, migrationsRun: false }).initialize();
+      let otherInstance: Promise<unknown> | null = null;
+      /** After the first batch, another instance asks for the lock, and gets it when that batch commits. */
+      class OtherInstanceAfterFirstBatch extends IdempotencyKeysRepository {
+        override async deleteExpiredBatch(connection: Connection, limit: number): Promise<number> {
+          const deleted = await super.deleteExpiredBatch(connection, limit);
+          if (!otherInstance) {
+            otherInstance = holder.query('SELECT pg_advisory_xact_lock($1, $2)', [
+              PURGE_LOCK.classid,
+              PURGE_LOCK.objid,
+            ]);
+            await waitForAWaitingLock();
+          }
+          return deleted;
+        }
+      }
+      try {
+        await holder.query('BEGIN');
+        const db = new Db(dataSource, { mode: 'transaction', poolSize: 2 });
+        const purge = new IdempotencyPurgeService(db, new OtherInstanceAfterFirstBatch(db), { batchSize: 10 });
+        const result = await purge.purge();
+        await otherInstance;
+        expect(result).toMatchObject({ deleted: 10, batches: 1, skipped: false, finished: false });
+        expect(describePurge(result)).toMatch(/^Purged 10 expired idempotency keys in [\d.]+ s; stopped early/);
+        expect(await count()).toBe(20);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        holder.release(true);
+        await dataSource.destroy();
+      }
+    });
+
+    /** Until some session of this database waits for the purge lock. */
+    const waitForAWaitingLock = async () => {
+      for (let attempt = 0; attempt < 200; attempt++) {
+        const [{ n }] = await sql(
+          `SELECT count(*)::int AS n FROM pg_locks
+            WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = $1 AND objid::bigint = $2
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+          [PURGE_LOCK.classid, PURGE_LOCK.objid],
+        );
+        if (n > 0) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+      throw new Error('nobody came to wait for the purge lock');
+    };
   });
 
   describe('request traffic during a purge', () => {
