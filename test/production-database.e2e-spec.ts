@@ -93,6 +93,44 @@ describe('production database settings (docs/operations.md)', () => {
     });
   });
 
+  it('keeps serving through a migration that changes what prepared statements return: planned afresh', async () => {
+    const t = await startTestApp();
+    try {
+      const merchant = await createMerchant(t, 'Migrating');
+      const keyed = (key: string, body: object) =>
+        t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(body);
+      const unkeyed = () => t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody());
+      // Every statement prepared on several connections of the pool.
+      const warm = await Promise.all([
+        ...Array.from({ length: 8 }, () => keyed(randomUUID(), orderBody())),
+        ...Array.from({ length: 8 }, unkeyed),
+      ]);
+      expect(warm.map((response) => response.status)).toEqual(Array(16).fill(201));
+
+      // A column in the order statements' results and one in the stored answers' change type.
+      await t.db.pool.query('ALTER TABLE orders ALTER COLUMN description TYPE varchar(2000)');
+      await t.db.pool.query('ALTER TABLE idempotency_keys ALTER COLUMN request_id TYPE varchar(200)');
+
+      const bodies = Array.from({ length: 8 }, () => ({ key: randomUUID(), body: orderBody() }));
+      const after = await Promise.all([
+        ...bodies.map(({ key, body }) => keyed(key, body)),
+        ...Array.from({ length: 8 }, unkeyed),
+      ]);
+      expect(after.map((response) => response.status)).toEqual(Array(16).fill(201));
+      const listed = await t.http().get('/v1/orders?limit=100').set('X-Api-Key', merchant.testKey);
+      expect(listed.status).toBe(200);
+      expect(listed.body.data).toHaveLength(32);
+      // Each key still answers its one order.
+      const replays = await Promise.all(bodies.map(({ key, body }) => keyed(key, body)));
+      replays.forEach((replay, index) => {
+        expect(replay.headers['idempotent-replayed']).toBe('true');
+        expect(replay.body.data.id).toBe(after[index].body.data.id);
+      });
+    } finally {
+      await t.close();
+    }
+  });
+
   it('bounds reads and writes outside any transaction by lock_timeout, also one set in the URL: 503, nothing stored', async () => {
     const t = await startTestApp();
     const url = `${t.db.url}?options=${encodeURIComponent('-c lock_timeout=1s')}`;

@@ -19,7 +19,7 @@ import type { PoolMode } from '../config/app-config';
 import { ACQUIRE_TIMEOUT_MS, SESSION_SETTINGS } from './data-source-options';
 import { inlineStatement } from './inline-statement';
 import { literal } from './literal';
-import { DatabaseBusyError } from './pg-errors';
+import { DatabaseBusyError, isStalePlan } from './pg-errors';
 import { Slots } from './slots';
 
 /** A statement that pg prepares once per connection (plan cache), then executes by name. */
@@ -110,9 +110,19 @@ export class Db implements Connection {
   private readonly current = new AsyncLocalStorage<OpenTransaction>();
   /** Transactions whose fn is running: the storage is enabled only while there are any. */
   private transactionsInContext = 0;
-  /** PREPARE statements every connection needs before its first opening message, by name. */
-  private readonly preparations = new Map<string, string>();
-  private readonly prepared = new WeakSet<PoolClient>();
+  /** Statements every connection PREPAREs before its first opening message, by name. */
+  private readonly preparations = new Map<string, BatchedStatement>();
+  /** The plan generation (see `fresh`) at which each connection PREPAREd them. */
+  private readonly prepared = new WeakMap<PoolClient, number>();
+  /**
+   * Bumped when PostgreSQL refuses a cached plan whose result type a schema change
+   * altered ("cached plan must not change result type"). From then on every prepared
+   * statement goes under a new name and text, so that each connection, and a pooler that
+   * keeps statements by their text, plans it afresh (see `fresh`).
+   */
+  private planGeneration = 0;
+  /** The copies `fresh` made, by name and generation. */
+  private readonly freshStatements = new Map<string, NamedStatement>();
   /**
    * Pipelined clients on which a named statement failed. PgBouncer records a statement's
    * name when it relays its Parse, and keeps the record when PostgreSQL refuses the Parse
@@ -160,13 +170,44 @@ export class Db implements Connection {
   rows<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T[]> {
     const open = this.current.getStore();
     if (open) return this.on(open.client).rows<T>(sql, params);
-    return this.withConnection((client) => this.autocommit(client).rows<T>(sql, params));
+    return this.replanningOnce(() => this.withConnection((client) => this.autocommit(client).rows<T>(sql, params)));
   }
 
   execute(sql: Sql, params: unknown[] = []): Promise<number> {
     const open = this.current.getStore();
     if (open) return this.on(open.client).execute(sql, params);
-    return this.withConnection((client) => this.autocommit(client).execute(sql, params));
+    return this.replanningOnce(() => this.withConnection((client) => this.autocommit(client).execute(sql, params)));
+  }
+
+  /**
+   * A statement outside any transaction whose cached plan a schema change made stale
+   * failed without changing anything: it runs once more, planned afresh. (A transaction
+   * that meets one fails; the idempotency interceptor retries it like a serialization
+   * failure, anything else answers 503.)
+   */
+  private async replanningOnce<T>(run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      if (!isStalePlan(error)) throw error;
+      return run();
+    }
+  }
+
+  /**
+   * The statement to send now: itself, or, once a schema change made cached plans stale,
+   * a copy under a new name with a comment added to its text. New to every connection
+   * and to PgBouncer (which shares server-side statements by their text), it is planned
+   * afresh; the stale plans are never used again.
+   */
+  private fresh<S extends NamedStatement>(statement: S, generation = this.planGeneration): S {
+    if (generation === 0) return statement;
+    const suffix = `_p${generation}`;
+    const known = this.freshStatements.get(statement.name + suffix);
+    if (known) return known as S;
+    const copy = { ...statement, name: statement.name + suffix, text: `${statement.text} /* plan ${suffix} */` };
+    this.freshStatements.set(copy.name, copy);
+    return copy;
   }
 
   async one<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T | null> {
@@ -249,22 +290,26 @@ export class Db implements Connection {
   ): Promise<T> {
     const transaction: OpenTransaction = { client, closing: [] };
     let prepare: string[] = [];
+    const generation = this.planGeneration;
     try {
       // A connection's first opening message also PREPAREs what later ones EXECUTE.
-      if (opening.length > 0 && !this.prepared.has(client)) prepare = [...this.preparations.values()];
+      if (opening.length > 0 && this.prepared.get(client) !== generation) {
+        prepare = [...this.preparations.values()].map((statement) => preparation(this.fresh(statement, generation)));
+      }
       const begin = ['BEGIN', ...this.settingsPerTransaction];
-      const opened = await this.send(client, [...prepare, ...begin, ...opening]);
-      if (prepare.length > 0) this.prepared.add(client);
+      const opened = await this.send(client, [...prepare, ...begin, ...opening], generation);
+      if (prepare.length > 0) this.prepared.set(client, generation);
       const openingRows = opened.slice(prepare.length + begin.length).map((each) => each.rows);
       const result = await this.inContext(transaction, () => fn(openingRows));
-      await this.send(client, [...transaction.closing, 'COMMIT']);
+      // EXECUTEs name what this connection PREPAREd, whatever the generation is by now.
+      await this.send(client, [...transaction.closing, 'COMMIT'], this.prepared.get(client) ?? generation);
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => discard());
       // PREPAREs survive a rollback, but this client was not marked as prepared: the next
       // opening would PREPARE again and fail. Such a client is discarded instead. (Only
       // where PREPAREs were sent: a failed transaction alone costs no connection.)
-      if (prepare.length > 0 && !this.prepared.has(client)) discard();
+      if (prepare.length > 0 && this.prepared.get(client) !== generation) discard();
       throw error;
     }
   }
@@ -316,7 +361,7 @@ export class Db implements Connection {
   prepareOnEveryConnection(statements: readonly BatchedStatement[]): void {
     if (this.mode === 'transaction') return;
     // By name: a second repository on the same Db (the purge CLI's, a test's) adds nothing twice.
-    for (const statement of statements) this.preparations.set(statement.name, preparation(statement));
+    for (const statement of statements) this.preparations.set(statement.name, statement);
   }
 
   /** A registered statement with its values, as one statement of an opening or closing message. */
@@ -327,17 +372,20 @@ export class Db implements Connection {
   /**
    * Statements of an opening or closing message, in one round trip; the results in order,
    * one per statement. Calls go as EXECUTE or inline in one simple query, or, where the
-   * pooler keeps prepared statements, as named statements in the same pipeline.
+   * pooler keeps prepared statements, as named statements in the same pipeline. An
+   * EXECUTE names the statement as this connection PREPAREd it, at `generation`.
    */
-  private send(client: PoolClient, statements: Batched[]): Promise<QueryResult[]> {
+  private send(client: PoolClient, statements: Batched[], generation: number): Promise<QueryResult[]> {
     if (this.pipelined) {
       return this.pipeline(
         client,
-        statements.map((each) => (typeof each === 'string' ? each : namedCall(each))),
+        statements.map((each) =>
+          typeof each === 'string' ? each : namedCall(this.fresh(each.statement), each.values),
+        ),
       );
     }
     const texts = statements.map((each) =>
-      typeof each === 'string' ? each : invocation(each.statement, each.values, this.mode),
+      typeof each === 'string' ? each : invocation(this.fresh(each.statement, generation), each.values, this.mode),
     );
     return simpleQueryResults(client, texts);
   }
@@ -348,7 +396,8 @@ export class Db implements Connection {
    */
   private on(client: PoolClient): Connection {
     const query = (sql: Sql, params: unknown[]) => {
-      const text = this.mode === 'transaction' && !this.pipelined && typeof sql !== 'string' ? sql.text : sql;
+      const text =
+        typeof sql === 'string' ? sql : this.mode === 'transaction' && !this.pipelined ? sql.text : this.fresh(sql);
       const config = typeof text === 'string' ? { text, values: params } : { ...text, values: params };
       const result = client.query(config) as Promise<QueryResult>;
       if (!this.pipelined || typeof text === 'string') return result;
@@ -393,7 +442,8 @@ export class Db implements Connection {
    */
   private pipelinedAutocommit(client: PoolClient): Connection {
     const query = async (sql: Sql, params: unknown[]) => {
-      const statement = typeof sql === 'string' ? { text: sql, values: params } : { ...sql, values: params };
+      const statement =
+        typeof sql === 'string' ? { text: sql, values: params } : { ...this.fresh(sql), values: params };
       const results = await this.pipeline(client, ['BEGIN', ...this.settingsPerTransaction, statement, 'COMMIT']);
       return results[results.length - 2];
     };
@@ -455,6 +505,7 @@ export class Db implements Connection {
    */
   private async withConnection<T>(fn: (client: PoolClient, discard: () => void) => Promise<T>): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
+    const generationAtStart = this.planGeneration;
     this.waiting += 1;
     let client: PoolClient;
     try {
@@ -476,6 +527,13 @@ export class Db implements Connection {
     client.on('error', onError);
     try {
       return await fn(client, discard);
+    } catch (error) {
+      if (isStalePlan(error)) {
+        // This connection's plans (and the PREPAREs of its session) are stale.
+        if (this.planGeneration === generationAtStart) this.planGeneration += 1;
+        discard();
+      }
+      throw error;
     } finally {
       if (this.namesInDoubt.has(client)) discard();
       client.removeListener('error', onError);
@@ -507,7 +565,7 @@ async function simpleQueryResults(client: PoolClient, statements: string[]): Pro
 }
 
 /** A call as a pg named statement, each parameter cast to its declared type. */
-function namedCall({ statement, values }: Call): QueryConfig {
+function namedCall(statement: BatchedStatement, values: readonly Literal[]): QueryConfig {
   return { name: statement.name, text: typedText(statement), values: [...values] };
 }
 

@@ -10,6 +10,7 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '08003',
   '08004',
   '08006', // connection exceptions
+  '08P01', // protocol_violation: what PgBouncer sends as it closes a connection ("server shutting down")
   '53300', // too_many_connections
 ]);
 const BUSY_SQLSTATES = new Set([
@@ -56,6 +57,19 @@ export function isSerializationFailure(error: unknown): boolean {
 export function isDatabaseBusy(error: unknown): boolean {
   if (error instanceof DatabaseBusyError || BUSY_SQLSTATES.has(codeOf(error) ?? '')) return true;
   return error instanceof Error && error.message.includes(POOL_TIMEOUT_MESSAGE);
+}
+
+/**
+ * A prepared statement whose result columns a schema change altered (a column's type,
+ * say): PostgreSQL refuses to run its cached plan. Nothing ran; planned afresh, the
+ * statement works (Db does that).
+ */
+export function isStalePlan(error: unknown): boolean {
+  return (
+    codeOf(error) === '0A000' &&
+    error instanceof Error &&
+    error.message.includes('cached plan must not change result type')
+  );
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {

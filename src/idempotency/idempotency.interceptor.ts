@@ -34,7 +34,7 @@ import { addLogFields } from '../common/logging/request-logging';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { Db } from '../database/db';
-import { isSerializationFailure, isUniqueViolation } from '../database/pg-errors';
+import { isSerializationFailure, isStalePlan, isUniqueViolation } from '../database/pg-errors';
 import { fingerprint } from './canonical-json';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from './idempotency-key-header';
 import { isIdempotentRoute } from './idempotent.decorator';
@@ -164,13 +164,15 @@ export class IdempotencyInterceptor implements NestInterceptor {
    * Deadlocks and serialization failures are retried after a short jittered pause, so the
    * competitors do not collide again at once. When they keep failing, a keyed request is
    * answered 409 (retry with the same key), an unkeyed one 503; neither as a bare 500.
+   * A plan made stale by a schema change is retried the same way: Db plans the next
+   * attempt afresh.
    */
   private async withRetries(attempt: () => Promise<ApiResponse>, keyed: boolean): Promise<ApiResponse> {
     for (let i = 1; ; i++) {
       try {
         return await attempt();
       } catch (error) {
-        if (!isSerializationFailure(error)) throw error;
+        if (!isSerializationFailure(error) && !isStalePlan(error)) throw error;
         if (i >= MAX_ATTEMPTS) throw keyed ? keyInProgress(CONFLICT_MESSAGE) : conflictUnkeyed();
         await new Promise((resume) => setTimeout(resume, retryPause(i)));
       }
