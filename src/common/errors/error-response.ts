@@ -1,6 +1,6 @@
 import { HttpException } from '@nestjs/common';
 import { ApiResponse } from '../http/api-response';
-import { isDatabaseBusy, isDatabaseUnavailable, isSerializationFailure } from '../../database/pg-errors';
+import { isDatabaseBusy, isDatabaseUnavailable, isSerializationFailure, isStalePlan } from '../../database/pg-errors';
 import { DomainError } from './domain-error';
 import { ERROR_CATALOG, ErrorCode } from './error-catalog';
 
@@ -51,6 +51,16 @@ export function toDomainError(exception: unknown): DomainError {
       { 'Retry-After': '1' },
     );
   }
+  // A schema change (a migration) altered what a prepared statement returns; the next
+  // attempt is planned afresh (Db).
+  if (isStalePlan(exception)) {
+    return new DomainError(
+      'service_unavailable',
+      "The database's schema changed while this request was served; nothing was changed, retry the request.",
+      null,
+      { 'Retry-After': '1' },
+    );
+  }
   if (isDatabaseBusy(exception)) {
     return new DomainError(
       'service_unavailable',
@@ -59,10 +69,17 @@ export function toDomainError(exception: unknown): DomainError {
       { 'Retry-After': '1' },
     );
   }
+  // Unreachable before anything was sent, nothing ran; a connection that broke while a
+  // write was in flight (its COMMIT, say) may have carried it out. The service cannot
+  // tell, so the answer says so, and a retry with the same key answers the outcome.
   if (isDatabaseUnavailable(exception)) {
-    return new DomainError('service_unavailable', `The database is unreachable; ${RETRY_ADVICE}`, null, {
-      'Retry-After': '1',
-    });
+    return new DomainError(
+      'service_unavailable',
+      'The database is unreachable or the connection to it broke; if the request was already under way it may ' +
+        `have been carried out: ${RETRY_ADVICE}`,
+      null,
+      { 'Retry-After': '1' },
+    );
   }
   return new DomainError('internal_error', `An unexpected error occurred; ${RETRY_ADVICE}`);
 }

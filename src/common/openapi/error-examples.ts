@@ -23,7 +23,10 @@ const MESSAGES: Partial<Record<ErrorCode, [message: string, param: string | null
   payload_too_large: ['The request body is larger than 64 KiB.', null],
   unsupported_media_type: ['A request body must be sent as Content-Type: application/json.', 'Content-Type'],
   internal_error: ['An unexpected error occurred; retry the request with the same Idempotency-Key.', null],
-  service_unavailable: ['The database is unreachable; retry the request with the same Idempotency-Key.', null],
+  service_unavailable: [
+    'The database is unreachable or the connection to it broke; if the request was already under way it may have been carried out: retry the request with the same Idempotency-Key.',
+    null,
+  ],
 };
 
 export function errorExample(code: ErrorCode) {

@@ -1,0 +1,28 @@
+import { toErrorResponse } from '../common/errors/error-response';
+import { isDatabaseUnavailable, isStalePlan } from './pg-errors';
+
+/** An error as pg reports one from the server: its message and SQLSTATE. */
+function serverError(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+describe('database errors', () => {
+  it('tell a plan made stale by a schema change from other unsupported features', () => {
+    expect(isStalePlan(serverError('cached plan must not change result type', '0A000'))).toBe(true);
+    expect(isStalePlan(serverError('cannot use subquery in default expression', '0A000'))).toBe(false);
+    expect(isStalePlan(serverError('cached plan must not change result type', 'XX000'))).toBe(false);
+  });
+
+  it('answer a stale plan 503 with Retry-After: nothing ran, the next attempt is planned afresh', () => {
+    const response = toErrorResponse(serverError('cached plan must not change result type', '0A000'), 'req_1');
+    expect(response.status).toBe(503);
+    expect(response.headers).toEqual({ 'Retry-After': '1' });
+    expect(response.json).toContain('service_unavailable');
+  });
+
+  it('count PgBouncer closing a connection ("server shutting down", 08P01) as the database unavailable', () => {
+    const closing = serverError('server shutting down', '08P01');
+    expect(isDatabaseUnavailable(closing)).toBe(true);
+    expect(toErrorResponse(closing, 'req_2').status).toBe(503);
+  });
+});
