@@ -51,7 +51,12 @@ export class NestPinoLogger implements LoggerService {
   }
 
   private write(level: 'info' | 'error' | 'warn' | 'debug' | 'trace' | 'fatal', message: unknown, context?: string) {
-    if (typeof message === 'object' && message !== null) {
+    if (message instanceof Error) {
+      // Nest hands over the error itself (a failed start-up): its message is not an own
+      // enumerable field, so it would be lost below. The stack stays for LOG_LEVEL=debug.
+      this.root[level]({ context }, message.message);
+      this.root.debug({ context, stack: message.stack }, 'where it was thrown');
+    } else if (typeof message === 'object' && message !== null) {
       const { msg, ...fields } = message as { msg?: string };
       this.root[level]({ context, ...fields }, msg);
     } else {
