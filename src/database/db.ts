@@ -13,6 +13,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomBytes } from 'node:crypto';
 import type { PoolClient, QueryConfig, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PoolMode } from '../config/app-config';
@@ -115,14 +116,18 @@ export class Db implements Connection {
   /** The plan generation (see `fresh`) at which each connection PREPAREd them. */
   private readonly prepared = new WeakMap<PoolClient, number>();
   /**
-   * Bumped when PostgreSQL refuses a cached plan whose result type a schema change
-   * altered ("cached plan must not change result type"). From then on every prepared
-   * statement goes under a new name and text, so that each connection, and a pooler that
-   * keeps statements by their text, plans it afresh (see `fresh`).
+   * Bumped on every refusal of a cached plan whose result type a schema change altered
+   * ("cached plan must not change result type"). From then on every prepared statement
+   * goes under a new name and text, so that each connection, and a pooler that keeps
+   * statements by their text, plans it afresh (see `fresh`). A bump costs only a parse
+   * per statement and connection, so concurrent refusals each bump rather than guess
+   * which generation the failing statement used.
    */
   private planGeneration = 0;
-  /** The copies `fresh` made, by name and generation. */
-  private readonly freshStatements = new Map<string, NamedStatement>();
+  /** Marks this process's texts apart from another instance's of the same generation. */
+  private readonly planToken = randomBytes(4).toString('hex');
+  /** The copies `fresh` made, per statement and generation. */
+  private readonly freshStatements = new WeakMap<NamedStatement, Map<number, NamedStatement>>();
   /**
    * Pipelined clients on which a named statement failed. PgBouncer records a statement's
    * name when it relays its Parse, and keeps the record when PostgreSQL refuses the Parse
@@ -196,18 +201,22 @@ export class Db implements Connection {
 
   /**
    * The statement to send now: itself, or, once a schema change made cached plans stale,
-   * a copy under a new name with a comment added to its text. New to every connection
-   * and to PgBouncer (which shares server-side statements by their text), it is planned
-   * afresh; the stale plans are never used again.
+   * a copy under a new name with a comment before its text naming the generation and
+   * this process. New to every connection and to PgBouncer (which shares server-side
+   * statements by their text among all its clients, other instances included), it is
+   * planned afresh; the stale plans are never used again.
    */
   private fresh<S extends NamedStatement>(statement: S, generation = this.planGeneration): S {
     if (generation === 0) return statement;
-    const suffix = `_p${generation}`;
-    const known = this.freshStatements.get(statement.name + suffix);
-    if (known) return known as S;
-    const copy = { ...statement, name: statement.name + suffix, text: `${statement.text} /* plan ${suffix} */` };
-    this.freshStatements.set(copy.name, copy);
-    return copy;
+    let copies = this.freshStatements.get(statement);
+    if (!copies) this.freshStatements.set(statement, (copies = new Map()));
+    let copy = copies.get(generation);
+    if (!copy) {
+      const name = `${statement.name}_p${generation}`;
+      copy = { ...statement, name, text: `/* plan ${generation} of ${this.planToken} */ ${statement.text}` };
+      copies.set(generation, copy);
+    }
+    return copy as S;
   }
 
   async one<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T | null> {
@@ -505,7 +514,6 @@ export class Db implements Connection {
    */
   private async withConnection<T>(fn: (client: PoolClient, discard: () => void) => Promise<T>): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
-    const generationAtStart = this.planGeneration;
     this.waiting += 1;
     let client: PoolClient;
     try {
@@ -530,7 +538,7 @@ export class Db implements Connection {
     } catch (error) {
       if (isStalePlan(error)) {
         // This connection's plans (and the PREPAREs of its session) are stale.
-        if (this.planGeneration === generationAtStart) this.planGeneration += 1;
+        this.planGeneration += 1;
         discard();
       }
       throw error;

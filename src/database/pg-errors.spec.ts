@@ -11,6 +11,11 @@ describe('database errors', () => {
     expect(isStalePlan(serverError('cached plan must not change result type', '0A000'))).toBe(true);
     expect(isStalePlan(serverError('cannot use subquery in default expression', '0A000'))).toBe(false);
     expect(isStalePlan(serverError('cached plan must not change result type', 'XX000'))).toBe(false);
+    // By the routine that raises it, whatever language the server's messages are in.
+    const translated = Object.assign(serverError('le plan en cache ne doit pas changer le type', '0A000'), {
+      routine: 'RevalidateCachedQuery',
+    });
+    expect(isStalePlan(translated)).toBe(true);
   });
 
   it('answer a stale plan 503 with Retry-After: nothing ran, the next attempt is planned afresh', () => {
@@ -24,5 +29,9 @@ describe('database errors', () => {
     const closing = serverError('server shutting down', '08P01');
     expect(isDatabaseUnavailable(closing)).toBe(true);
     expect(toErrorResponse(closing, 'req_2').status).toBe(503);
+    // PostgreSQL's own protocol violations are bugs: 500, not "retry".
+    const bug = serverError('bind message supplies 2 parameters, but prepared statement "s" requires 3', '08P01');
+    expect(isDatabaseUnavailable(bug)).toBe(false);
+    expect(toErrorResponse(bug, 'req_3').status).toBe(500);
   });
 });

@@ -10,13 +10,17 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '08003',
   '08004',
   '08006', // connection exceptions
-  '08P01', // protocol_violation: what PgBouncer sends as it closes a connection ("server shutting down")
   '53300', // too_many_connections
 ]);
 const BUSY_SQLSTATES = new Set([
   '55P03', // lock_not_available: a lock wait outlasted lock_timeout
   '57014', // query_canceled: statement_timeout
 ]);
+/**
+ * PgBouncer closes a client connection with a protocol_violation (08P01) and these words;
+ * PostgreSQL's own 08P01 errors (a Bind with the wrong number of parameters) are bugs.
+ */
+const POOLER_CLOSING = /server shutting down|server conn crashed|query_wait_timeout|cannot connect to server/;
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH']);
 const UNAVAILABLE_MESSAGES = [
   'Connection terminated',
@@ -65,16 +69,16 @@ export function isDatabaseBusy(error: unknown): boolean {
  * statement works (Db does that).
  */
 export function isStalePlan(error: unknown): boolean {
-  return (
-    codeOf(error) === '0A000' &&
-    error instanceof Error &&
-    error.message.includes('cached plan must not change result type')
-  );
+  if (codeOf(error) !== '0A000' || !(error instanceof Error)) return false;
+  // The routine that raises it names it in any language the server speaks (lc_messages).
+  const routine = (error as { routine?: unknown }).routine;
+  return routine === 'RevalidateCachedQuery' || error.message.includes('cached plan must not change result type');
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = codeOf(error);
   if (code && (UNAVAILABLE_SQLSTATES.has(code) || NETWORK_CODES.has(code))) return true;
   const message = error instanceof Error ? error.message : '';
+  if (code === '08P01' && POOLER_CLOSING.test(message)) return true;
   return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment));
 }

@@ -172,8 +172,10 @@ export class IdempotencyInterceptor implements NestInterceptor {
       try {
         return await attempt();
       } catch (error) {
-        if (!isSerializationFailure(error) && !isStalePlan(error)) throw error;
-        if (i >= MAX_ATTEMPTS) throw keyed ? keyInProgress(CONFLICT_MESSAGE) : conflictUnkeyed();
+        const stalePlan = isStalePlan(error);
+        if (!isSerializationFailure(error) && !stalePlan) throw error;
+        // Out of attempts: a stale plan answers as itself (503, the schema changed).
+        if (i >= MAX_ATTEMPTS) throw stalePlan ? error : keyed ? keyInProgress(CONFLICT_MESSAGE) : conflictUnkeyed();
         await new Promise((resume) => setTimeout(resume, retryPause(i)));
       }
     }
