@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { DomainError } from '../common/errors/domain-error';
+import { serviceUnavailable } from '../common/errors/domain-error';
 import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData } from '../common/openapi/api-success.decorator';
 import { Db } from '../database/db';
@@ -28,12 +28,7 @@ export class HealthController {
   @ApiErrors('service_unavailable')
   async ready() {
     if (!(await ping(this.db, 1000))) {
-      throw new DomainError(
-        'service_unavailable',
-        'The database did not answer within a second: unreachable, or every connection busy.',
-        null,
-        { 'Retry-After': '1' },
-      );
+      throw serviceUnavailable('The database did not answer within a second: unreachable, or every connection busy.');
     }
     return { status: 'ok', checks: { database: { status: 'up' } } };
   }

@@ -174,8 +174,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
       } catch (error) {
         const stalePlan = isStalePlan(error);
         if (!isSerializationFailure(error) && !stalePlan) throw error;
-        // Out of attempts: a stale plan answers as itself (503, the schema changed).
-        if (i >= MAX_ATTEMPTS) throw stalePlan ? error : keyed ? keyInProgress(CONFLICT_MESSAGE) : conflictUnkeyed();
+        // Out of attempts: a keyed conflict asks for a retry with the same key; anything
+        // else answers as itself, a 503 (toDomainError).
+        if (i >= MAX_ATTEMPTS) throw keyed && !stalePlan ? keyInProgress(CONFLICT_MESSAGE) : error;
         await new Promise((resume) => setTimeout(resume, retryPause(i)));
       }
     }
@@ -192,13 +193,4 @@ function keyInProgress(message: string): DomainError {
   return new DomainError('idempotency_in_progress', message, IDEMPOTENCY_KEY_HEADER, {
     'Retry-After': IN_PROGRESS_RETRY_AFTER,
   });
-}
-
-function conflictUnkeyed(): DomainError {
-  return new DomainError(
-    'service_unavailable',
-    'A concurrent request touched the same data; nothing was changed, retry the request.',
-    null,
-    { 'Retry-After': IN_PROGRESS_RETRY_AFTER },
-  );
 }

@@ -17,5 +17,9 @@ export class DomainError extends Error {
   }
 }
 
+/** 503 service_unavailable: nothing to fix in the request, send it again after a second. */
+export const serviceUnavailable = (message: string) =>
+  new DomainError('service_unavailable', message, null, { 'Retry-After': '1' });
+
 export const notFound = (what: string, id: string, param: string | null = 'id') =>
   new DomainError('resource_missing', `No such ${what}: '${id}'`, param);

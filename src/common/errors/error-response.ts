@@ -1,7 +1,7 @@
 import { HttpException } from '@nestjs/common';
 import { ApiResponse } from '../http/api-response';
 import { isDatabaseBusy, isDatabaseUnavailable, isSerializationFailure, isStalePlan } from '../../database/pg-errors';
-import { DomainError } from './domain-error';
+import { DomainError, serviceUnavailable } from './domain-error';
 import { ERROR_CATALOG, ErrorCode } from './error-catalog';
 
 export interface ErrorBody {
@@ -44,41 +44,27 @@ export function toDomainError(exception: unknown): DomainError {
   // The idempotency interceptor retries these on its routes; one that still reaches here
   // (a webhook, say) changed nothing and is worth retrying as it is.
   if (isSerializationFailure(exception)) {
-    return new DomainError(
-      'service_unavailable',
-      'A concurrent request touched the same data; nothing was changed, retry the request.',
-      null,
-      { 'Retry-After': '1' },
-    );
+    return serviceUnavailable('A concurrent request touched the same data; nothing was changed, retry the request.');
   }
   // A schema change (a migration) altered what a prepared statement returns; the next
   // attempt is planned afresh (Db).
   if (isStalePlan(exception)) {
-    return new DomainError(
-      'service_unavailable',
+    return serviceUnavailable(
       "The database's schema changed while this request was served; nothing was changed, retry the request.",
-      null,
-      { 'Retry-After': '1' },
     );
   }
   if (isDatabaseBusy(exception)) {
-    return new DomainError(
-      'service_unavailable',
+    return serviceUnavailable(
       `The database is too busy to serve this request now; nothing was changed, ${RETRY_ADVICE}`,
-      null,
-      { 'Retry-After': '1' },
     );
   }
   // Unreachable before anything was sent, nothing ran; a connection that broke while a
   // write was in flight (its COMMIT, say) may have carried it out. The service cannot
   // tell, so the answer says so, and a retry with the same key answers the outcome.
   if (isDatabaseUnavailable(exception)) {
-    return new DomainError(
-      'service_unavailable',
+    return serviceUnavailable(
       'The database is unreachable or the connection to it broke; if the request was already under way it may ' +
         `have been carried out: ${RETRY_ADVICE}`,
-      null,
-      { 'Retry-After': '1' },
     );
   }
   return new DomainError('internal_error', `An unexpected error occurred; ${RETRY_ADVICE}`);
