@@ -495,6 +495,32 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
     });
   });
 
+  describe('a plan that stays stale (a schema change PostgreSQL keeps refusing)', () => {
+    it('answers 503 naming the schema change, keyed or not, after the retries, and stores nothing', async () => {
+      const [keyed, unkeyed] = [orderBody(), orderBody()];
+      const restore = await injectFault(
+        t.db.pool,
+        'orders',
+        `IF NEW.out_trade_no IN ('${keyed.out_trade_no}', '${unkeyed.out_trade_no}') THEN
+           RAISE EXCEPTION 'cached plan must not change result type' USING ERRCODE = '0A000';
+         END IF;`,
+      );
+      const key = randomUUID();
+      try {
+        for (const response of [await create(key, keyed), await create(null, unkeyed)]) {
+          expectError(response, 503, 'service_unavailable');
+          expect(response.body.message).toMatch(/schema changed/);
+          expect(response.headers['retry-after']).toBe('1');
+        }
+        expect(await keyRows(key)).toHaveLength(0);
+        expect(await countOrders(keyed.out_trade_no as string)).toBe(0);
+      } finally {
+        await restore();
+      }
+      expectSuccess(await create(key, keyed), 201);
+    });
+  });
+
   describe('crashes and disconnects', () => {
     /** Makes inserts of one out_trade_no take `seconds`, so a request can be caught mid-way. */
     const slowInsert = (outTradeNo: string, seconds: number) =>
