@@ -1,5 +1,5 @@
 import { expectError, expectSuccess } from './support/expect-error';
-import { createMerchant, TestMerchant } from './support/factories';
+import { createMerchant, postOrder, TestMerchant } from './support/factories';
 import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
 
 describe('the error contract (docs/errors.md)', () => {
@@ -45,13 +45,7 @@ describe('the error contract (docs/errors.md)', () => {
     const deep = `{"name":${'['.repeat(20000)}1${']'.repeat(20000)}}`;
     const response = await admin().set('Content-Type', 'application/json').send(deep);
     expectError(response, 400, 'parameter_invalid', 'name');
-    const account = await t
-      .http()
-      .post('/v1/orders')
-      .set('X-Api-Key', merchant.testKey)
-      .set('Idempotency-Key', 'deep')
-      .set('Content-Type', 'application/json')
-      .send(deep);
+    const account = await postOrder(t, merchant.testKey, deep, 'deep');
     expectError(account, 400, 'parameter_invalid', 'name');
   });
 

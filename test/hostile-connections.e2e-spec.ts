@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, Socket } from 'node:net';
 import { expectError, expectSuccess } from './support/expect-error';
-import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { createMerchant, orderBody, postOrder as postOrderAs, TestMerchant } from './support/factories';
 import { delta, scrape } from './support/metrics';
 import { startServerProcess } from './support/server-process';
 import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
@@ -95,8 +95,7 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
   afterAll(() => t.close());
 
   /** POST /v1/orders with the merchant's key; a string body is sent as it is, as JSON. */
-  const postOrder = (body: object | string) =>
-    t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Content-Type', 'application/json').send(body);
+  const postOrder = (body: object | string) => postOrderAs(t, merchant.testKey, body);
 
   describe('HTTP parser errors answer the envelope with a request id', () => {
     it.each([
@@ -332,13 +331,7 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
         const body = JSON.stringify(orderBody());
         const first = await rawPost(target, key, body);
         expect(first.status).toBe(201);
-        const again = await t
-          .http()
-          .post('/v1/orders')
-          .set('X-Api-Key', merchant.testKey)
-          .set('Idempotency-Key', key)
-          .set('Content-Type', 'application/json')
-          .send(body);
+        const again = await postOrderAs(t, merchant.testKey, body, key);
         expect(again.status).toBe(201);
         expect(again.headers['idempotent-replayed']).toBe('true');
         expect(again.body.data.id).toBe((first.body.data as { id: string }).id);

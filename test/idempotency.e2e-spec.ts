@@ -2,7 +2,7 @@ import type { Test } from 'supertest';
 import { randomUUID } from 'node:crypto';
 import { expectError, expectSuccess } from './support/expect-error';
 import { fingerprint } from '../src/idempotency/canonical-json';
-import { createMerchant, createOrder, orderBody, TestMerchant } from './support/factories';
+import { createMerchant, createOrder, orderBody, postOrder, TestMerchant } from './support/factories';
 import { injectFault, killServerMidRequest, waitForAnAdvisoryLock, waitForNoAdvisoryLocks } from './support/faults';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -16,11 +16,8 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
   });
   afterAll(() => t.close());
 
-  const create = (key: string | null, body: object, apiKey = merchant.testKey) => {
-    const req = t.http().post('/v1/orders').set('X-Api-Key', apiKey);
-    if (key !== null) req.set('Idempotency-Key', key);
-    return req.send(body);
-  };
+  const create = (key: string | null, body: object | string, apiKey = merchant.testKey) =>
+    postOrder(t, apiKey, body, key ?? undefined);
   const keyRows = async (key: string) =>
     (await t.db.pool.query('SELECT * FROM idempotency_keys WHERE key = $1', [key])).rows;
   const countOrders = async (outTradeNo: string) =>
@@ -70,13 +67,7 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
       const body = orderBody();
       await create(key, body).expect(201);
       const reordered = `{ "subject" : "${body.subject}", "currency":"USD",\n "amount": 2990, "out_trade_no": "${body.out_trade_no}" }`;
-      const again = await t
-        .http()
-        .post('/v1/orders')
-        .set('X-Api-Key', merchant.testKey)
-        .set('Idempotency-Key', key)
-        .set('Content-Type', 'application/json')
-        .send(reordered);
+      const again = await create(key, reordered);
       expect(again.status).toBe(201);
       expect(again.headers['idempotent-replayed']).toBe('true');
     });

@@ -4,7 +4,7 @@ import { withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
 import { databaseEnv } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
-import { createMerchant, createOrder, createPaidOrder, orderBody } from './support/factories';
+import { createMerchant, createOrder, createPaidOrder, orderBody, postOrder } from './support/factories';
 import { startServerProcess } from './support/server-process';
 import { startTestApp } from './support/test-app';
 import { WEBHOOK_ENV } from './support/webhooks';
@@ -97,9 +97,8 @@ describe('production database settings (docs/operations.md)', () => {
     const t = await startTestApp();
     try {
       const merchant = await createMerchant(t, 'Migrating');
-      const keyed = (key: string, body: object) =>
-        t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(body);
-      const unkeyed = () => t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody());
+      const keyed = (key: string, body: object) => postOrder(t, merchant.testKey, body, key);
+      const unkeyed = () => postOrder(t, merchant.testKey, orderBody());
       // Every statement prepared on several connections of the pool.
       const warm = await Promise.all([
         ...Array.from({ length: 8 }, () => keyed(randomUUID(), orderBody())),

@@ -16,7 +16,7 @@ import { ADVISORY_LOCKS } from '../src/database/advisory-locks';
 
 const PURGE_LOCK = ADVISORY_LOCKS.purge;
 import { expectSuccess } from './support/expect-error';
-import { createMerchant, orderBody, TestMerchant } from './support/factories';
+import { createMerchant, orderBody, postOrder, TestMerchant } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
 
 const CLI = join(__dirname, '..', 'dist', 'idempotency', 'purge.cli.js');
@@ -57,8 +57,7 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
         [PURGE_LOCK.classid, PURGE_LOCK.objid],
       )
     )[0].n > 0;
-  const createKeyed = (key: string, body: object) =>
-    t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key).send(body);
+  const createKeyed = (key: string, body: object) => postOrder(t, merchant.testKey, body, key);
 
   describe('one run', () => {
     it('removes exactly the 100,000 expired keys and leaves every unexpired one', async () => {

@@ -34,6 +34,16 @@ export function orderBody(overrides: Record<string, unknown> = {}): Record<strin
   };
 }
 
+/**
+ * POST /v1/orders as a merchant's server sends it: the body as an object, or as JSON text
+ * exactly as written; with an Idempotency-Key when one is given.
+ */
+export function postOrder(t: TestApp, apiKey: string, body: object | string, idempotencyKey?: string) {
+  const request = t.http().post('/v1/orders').set('X-Api-Key', apiKey).set('Content-Type', 'application/json');
+  if (idempotencyKey !== undefined) request.set('Idempotency-Key', idempotencyKey);
+  return request.send(body);
+}
+
 export async function createOrder(t: TestApp, key: string, overrides: Record<string, unknown> = {}) {
   const response = await t.http().post('/v1/orders').set('X-Api-Key', key).send(orderBody(overrides)).expect(201);
   return response.body.data as { id: string; out_trade_no: string; amount: number; status: string };
