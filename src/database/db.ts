@@ -415,10 +415,7 @@ export class Db implements Connection {
         throw error;
       });
     };
-    return {
-      rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
-      execute: async (sql: Sql, params: unknown[] = []) => (await query(sql, params)).rowCount ?? 0,
-    };
+    return connectionOf(query);
   }
 
   /**
@@ -437,10 +434,7 @@ export class Db implements Connection {
       const results = await simpleQueryResults(client, [...this.settingsPerTransaction, statement]);
       return results[results.length - 1];
     };
-    return {
-      rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
-      execute: async (sql: Sql, params: unknown[] = []) => (await query(sql, params)).rowCount ?? 0,
-    };
+    return connectionOf(query);
   }
 
   /**
@@ -456,10 +450,7 @@ export class Db implements Connection {
       const results = await this.pipeline(client, ['BEGIN', ...this.settingsPerTransaction, statement, 'COMMIT']);
       return results[results.length - 2];
     };
-    return {
-      rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
-      execute: async (sql: Sql, params: unknown[] = []) => (await query(sql, params)).rowCount ?? 0,
-    };
+    return connectionOf(query);
   }
 
   /**
@@ -564,6 +555,14 @@ export function invocation(statement: BatchedStatement, values: readonly Literal
     values,
     (value, position) => `${literal(value as Literal)}::${statement.types[position]}`,
   );
+}
+
+/** A Connection whose statements all go through one `query`. */
+function connectionOf(query: (sql: Sql, params: unknown[]) => Promise<QueryResult>): Connection {
+  return {
+    rows: async <T>(sql: Sql, params: unknown[] = []) => (await query(sql, params)).rows as T[],
+    execute: async (sql: Sql, params: unknown[] = []) => (await query(sql, params)).rowCount ?? 0,
+  };
 }
 
 /** Several statements in one simple-query message: one round trip, a result per statement. */
