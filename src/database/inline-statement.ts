@@ -1,4 +1,4 @@
-import { escapeLiteral } from 'pg';
+import { quoted } from './literal';
 
 /**
  * A parameterized statement with its values written in as literals, for a simple-query
@@ -30,21 +30,21 @@ export function inlineStatement(
 
 export function inlineValue(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
-  if (Buffer.isBuffer(value)) return escapeLiteral(`\\x${value.toString('hex')}`);
+  if (Buffer.isBuffer(value)) return quoted(`\\x${value.toString('hex')}`);
   if (value instanceof Date) {
     if (Number.isNaN(value.getTime())) throw new Error('an invalid Date cannot be a statement value');
     return `'${value.toISOString()}'`;
   }
-  if (Array.isArray(value)) return escapeLiteral(arrayLiteral(value));
+  if (Array.isArray(value)) return quoted(arrayLiteral(value));
   switch (typeof value) {
     case 'string':
-      return escapeLiteral(value);
+      return quoted(value);
     case 'number':
     case 'bigint':
     case 'boolean':
       return `'${String(value)}'`;
     case 'object':
-      return escapeLiteral(JSON.stringify(value));
+      return quoted(JSON.stringify(value));
     default:
       throw new Error(`a ${typeof value} cannot be a statement value`);
   }
