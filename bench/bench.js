@@ -19,7 +19,7 @@ const { Cleanup } = require('./lib/cleanup');
 const { openDatabase } = require('./lib/database');
 const { findPostmaster, startCpuMeasure } = require('./lib/cpu');
 const { ensurePeerInstalled, redisAnswers, startPeer } = require('./lib/peer');
-const { startServer } = require('./lib/server');
+const { startFlags, startServer } = require('./lib/server');
 const { startPgBouncer } = require('../test/support/pgbouncer.cjs');
 const { SCENARIOS } = require('./lib/scenarios');
 const { evaluate, renderText, writeResults } = require('./lib/report');
@@ -93,7 +93,9 @@ async function run(cleanup, settings) {
   const postmasterPid = await findPostmaster(database.url);
   if (!postmasterPid) log('PostgreSQL runs on another machine: its CPU per request is not measured');
   const server = await startServer({ databaseUrl: database.url, logFile: join(RESULTS, 'server.log'), cleanup });
-  log(`server: node dist/main.js, pid ${server.pid}, ${server.url}, log in bench/results/server.log`);
+  log(
+    `server: node ${[...startFlags(), 'dist/main.js'].join(' ')}, pid ${server.pid}, ${server.url}, log in bench/results/server.log`,
+  );
   const opened = settings.scenarios.some((s) => s.peer) ? await openPeer(settings, database, cleanup) : null;
   const peer = opened?.skipped ? null : opened;
   const pooled = settings.scenarios.some((s) => s.pooled) ? await openPooled(database, cleanup) : null;
@@ -248,6 +250,7 @@ function machine() {
   const cpus = os.cpus();
   return {
     node: process.version,
+    nodeFlags: startFlags().join(' '),
     cpus: cpus.length,
     cpuModel: cpus[0]?.model.trim() ?? 'unknown',
     memoryGb: Math.round(os.totalmem() / 2 ** 30),

@@ -9,7 +9,7 @@ const { closeSync, existsSync, openSync, statSync } = require('node:fs');
 const { connect: tcpConnect } = require('node:net');
 const { join } = require('node:path');
 const { freePort } = require('../../dist/database/embedded-postgres.js');
-const { stop, waitForLine } = require('./server');
+const { startFlags, stop, waitForLine } = require('./server');
 
 const PEER = join(__dirname, '..', 'peer');
 
@@ -53,7 +53,7 @@ async function startPeer({ databaseUrl, storage, redisUrl, logFile, cleanup }) {
   const port = await freePort();
   const keyPrefix = `kuko-bench-peer-${randomBytes(4).toString('hex')}`;
   const log = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [join(PEER, 'main.js')], {
+  const child = spawn(process.execPath, [...startFlags(), join(PEER, 'main.js')], {
     cwd: PEER,
     env: {
       PATH: process.env.PATH,

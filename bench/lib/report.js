@@ -154,7 +154,7 @@ function describeRun(report) {
     .join(', ');
   return [
     `${report.date} · ${settings.seconds} s per run after a ${settings.warmup} s warm-up · autocannon, HTTP/1.1 keep-alive, 127.0.0.1`,
-    `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.os}; Node ${machine.node} (server, PostgreSQL and load generator share it; load average before the run ${machine.loadAverageAtStart[0]})`,
+    `machine: ${machine.cpus} × ${machine.cpuModel}, ${machine.memoryGb} GB, ${machine.os}; Node ${machine.node}${machine.nodeFlags ? `, server and peer started with ${machine.nodeFlags}` : ''} (server, PostgreSQL and load generator share it; load average before the run ${machine.loadAverageAtStart[0]})`,
     `PostgreSQL ${postgres.version} (${postgres.kind}, ${postgres.address}): ${pgSettings}` +
       durability(postgres.settings),
     ...(report.peer ? [peerLine(report.peer)] : []),

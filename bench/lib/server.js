@@ -10,12 +10,25 @@ const { sleep } = require('./cleanup');
 
 const ROOT = join(__dirname, '..', '..');
 
+/**
+ * The Node flags `npm start` runs the server with (package.json), so that the bench
+ * measures the production start; the peer gets the same ones.
+ */
+function startFlags() {
+  const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const words = scripts.start.split(/\s+/);
+  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/main.js') {
+    throw new Error(`package.json's start script is not "node [flags] dist/main.js": ${scripts.start}`);
+  }
+  return words.slice(1, -1);
+}
+
 async function startServer({ databaseUrl, logFile, cleanup, env = {} }) {
   const port = await freePort();
   const adminToken = `bench_admin_${randomBytes(16).toString('hex')}`;
   const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
   const log = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [join(ROOT, 'dist', 'main.js')], {
+  const child = spawn(process.execPath, [...startFlags(), join(ROOT, 'dist', 'main.js')], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -85,4 +98,4 @@ function tail(text, lines = 20) {
   return text.trimEnd().split('\n').slice(-lines).join('\n');
 }
 
-module.exports = { startServer, stop, waitForLine };
+module.exports = { startFlags, startServer, stop, waitForLine };
