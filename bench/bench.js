@@ -16,7 +16,7 @@ const { mkdirSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
 const { Cleanup } = require('./lib/cleanup');
-const { openDatabase } = require('./lib/database');
+const { checkpoint, openDatabase } = require('./lib/database');
 const { findPostmaster, startCpuMeasure } = require('./lib/cpu');
 const { ensurePeerInstalled, redisAnswers, startPeer } = require('./lib/peer');
 const { startFlags, startServer } = require('./lib/server');
@@ -110,6 +110,7 @@ async function run(cleanup, settings) {
     const warm = await scenario.run(ctx, Math.min(...settings.connections), settings.warmup);
     for (const problem of problemsOf(warm)) failures.push(`${scenario.title} (first warm-up): ${problem}`);
   }
+  let checkpointing = true;
   for (const connections of settings.connections) {
     for (const scenario of settings.scenarios) {
       if (scenario.connections && !scenario.connections.includes(connections)) continue;
@@ -119,6 +120,12 @@ async function run(cleanup, settings) {
         prepared.add(scenario);
       }
       const label = `${scenario.title} @ ${connections}`;
+      if (checkpointing && !(await checkpoint(database.url))) {
+        checkpointing = false;
+        log(
+          'CHECKPOINT refused (the role is neither superuser nor pg_checkpoint): runs start wherever the checkpoint cycle is',
+        );
+      }
       if (settings.warmup > 0 && scenario.warmup !== false) {
         const warm = await scenario.run(ctx, connections, settings.warmup);
         for (const problem of problemsOf(warm)) failures.push(`${label} (warm-up): ${problem}`);
