@@ -124,15 +124,29 @@ async function main() {
     const queue = [...operations, ...payments].sort(() => Math.random() - 0.5);
     const sdkRefund = sdk ? sdkRefundOperation(server.url, key, orderId, stats) : null;
     const operation = (op) => (sdkRefund && op.kind !== 'payment' ? sdkRefund(op) : runOperation(op));
+    let refundsInFlight = 0;
+    let refundsLeft = operations.length;
     const workers = Array.from({ length: options.workers }, async () => {
       for (let op = queue.shift(); op; op = queue.shift()) {
-        await operation(op);
+        const refund = op.kind !== 'payment';
+        if (refund) refundsInFlight++;
+        try {
+          await operation(op);
+        } finally {
+          if (refund) {
+            refundsInFlight--;
+            refundsLeft--;
+          }
+        }
         done++;
       }
     });
 
     // Kill about every second, and at least options.kills times, spread over the run;
-    // restart PostgreSQL in the middle.
+    // restart PostgreSQL in the middle. While refunds are left, a kill waits for one to be
+    // in flight: a short run (three kills among 140 operations, most of them payments)
+    // could otherwise land every kill among payments only, and no refund call would meet
+    // one.
     const chaos = (async () => {
       const perKill = total / (options.kills + 1);
       let lastKill = Date.now();
@@ -143,7 +157,7 @@ async function main() {
           stats.dbRestarts++;
         }
         const due = Date.now() - lastKill > 700 + Math.random() * 600 || done >= perKill * (stats.kills + 1);
-        if (due && done < total) {
+        if (due && done < total && (refundsInFlight > 0 || refundsLeft === 0)) {
           await server.kill('SIGKILL');
           stats.kills++;
           server = await startServer(env);
