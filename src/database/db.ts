@@ -408,14 +408,22 @@ export class Db implements Connection {
       const text =
         typeof sql === 'string' ? sql : this.mode === 'transaction' && !this.pipelined ? sql.text : this.fresh(sql);
       const config = typeof text === 'string' ? { text, values: params } : { ...text, values: params };
-      const result = client.query(config) as Promise<QueryResult>;
-      if (!this.pipelined || typeof text === 'string') return result;
-      return result.catch((error: unknown) => {
-        this.namesInDoubt.add(client);
-        throw error;
-      });
+      return this.query(client, config);
     };
     return connectionOf(query);
+  }
+
+  /**
+   * One statement with its values. Where the pooler keeps prepared statements, a named
+   * one that fails leaves its client's names in doubt (see `namesInDoubt`).
+   */
+  private query(client: PoolClient, config: QueryConfig): Promise<QueryResult> {
+    const result = client.query(config) as Promise<QueryResult>;
+    if (!this.pipelined || config.name === undefined) return result;
+    return result.catch((error: unknown) => {
+      this.namesInDoubt.add(client);
+      throw error;
+    });
   }
 
   /**
@@ -470,17 +478,12 @@ export class Db implements Connection {
     }
     const settled = await Promise.allSettled(
       groups.map((group) =>
-        Array.isArray(group)
-          ? simpleQueryResults(client, group)
-          : (client.query(group) as Promise<QueryResult>).then((result) => [result]),
+        Array.isArray(group) ? simpleQueryResults(client, group) : this.query(client, group).then((result) => [result]),
       ),
     );
-    const failed = settled.findIndex((each) => each.status === 'rejected');
-    if (failed === -1) return settled.flatMap((each) => (each as PromiseFulfilledResult<QueryResult[]>).value);
-    if (settled.some((each, index) => each.status === 'rejected' && !Array.isArray(groups[index]))) {
-      this.namesInDoubt.add(client);
-    }
-    throw (settled[failed] as PromiseRejectedResult).reason;
+    const failed = settled.find((each) => each.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.flatMap((each) => (each as PromiseFulfilledResult<QueryResult[]>).value);
   }
 
   private countOpen(client: PoolClient): void {
