@@ -16,6 +16,7 @@ import { ADVISORY_LOCKS } from '../src/database/advisory-locks';
 
 const PURGE_LOCK = ADVISORY_LOCKS.purge;
 import { expectSuccess } from './support/expect-error';
+import { waitForAWaiterOn } from './support/faults';
 import { createMerchant, orderBody, postOrder, TestMerchant } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -156,7 +157,7 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
               PURGE_LOCK.classid,
               PURGE_LOCK.objid,
             ]);
-            await waitForAWaitingLock();
+            await waitForAWaiterOn(t.db.pool, PURGE_LOCK);
           }
           return deleted;
         }
@@ -176,21 +177,6 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
         await dataSource.destroy();
       }
     });
-
-    /** Until some session of this database waits for the purge lock. */
-    const waitForAWaitingLock = async () => {
-      for (let attempt = 0; attempt < 200; attempt++) {
-        const [{ n }] = await sql(
-          `SELECT count(*)::int AS n FROM pg_locks
-            WHERE locktype = 'advisory' AND NOT granted AND classid::bigint = $1 AND objid::bigint = $2
-              AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
-          [PURGE_LOCK.classid, PURGE_LOCK.objid],
-        );
-        if (n > 0) return;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-      throw new Error('nobody came to wait for the purge lock');
-    };
   });
 
   describe('request traffic during a purge', () => {

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import type { AdvisoryLock } from '../../src/database/advisory-locks';
 import request from 'supertest';
 import { startServerProcess } from './server-process';
 
@@ -31,15 +32,31 @@ export function waitForAnAdvisoryLock(pool: Pool): Promise<void> {
   return waitForAdvisoryLocks(pool, true);
 }
 
-async function waitForAdvisoryLocks(pool: Pool, held: boolean, timeoutMs = 10000): Promise<void> {
+/** Waits until a session of the pool's database waits for `lock`, which another holds. */
+export function waitForAWaiterOn(pool: Pool, lock: AdvisoryLock): Promise<void> {
+  return waitForAdvisoryLocks(pool, true, { granted: false, lock });
+}
+
+async function waitForAdvisoryLocks(
+  pool: Pool,
+  present: boolean,
+  { granted = true, lock }: { granted?: boolean; lock?: AdvisoryLock } = {},
+  timeoutMs = 10000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const which = lock ? 'AND classid::bigint = $2 AND objid::bigint = $3' : '';
   for (;;) {
     const { rowCount } = await pool.query(
-      `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted
+      `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted = $1 ${which}
           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+      lock ? [granted, lock.classid, lock.objid] : [granted],
     );
-    if ((rowCount ?? 0) > 0 === held) return;
-    if (Date.now() > deadline) throw new Error(held ? 'no advisory lock was taken' : 'advisory locks still held');
+    if ((rowCount ?? 0) > 0 === present) return;
+    if (Date.now() > deadline) {
+      throw new Error(
+        present ? `no advisory lock was ${granted ? 'taken' : 'waited for'}` : 'advisory locks still held',
+      );
+    }
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
