@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
+import { Logger } from '@nestjs/common';
 import { withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
 import { databaseEnv } from './support/database';
@@ -71,10 +72,14 @@ describe('production database settings (docs/operations.md)', () => {
             DATABASE_POOL_PREPARED_STATEMENTS: 'on',
             DATABASE_DIRECT_URL: databaseEnv(t.db.url).DATABASE_DIRECT_URL ?? t.db.url,
           };
+          // A refused setup stays refused: it is not tried again (TypeORM would log each retry).
+          const logged = jest.spyOn(Logger.prototype, 'error');
           await expect(startTestApp(env, t.db)).rejects.toThrow(
             /DATABASE_POOL_PREPARED_STATEMENTS=on, but DATABASE_URL passes prepared statements through.*PgBouncer 1\.21/,
           );
+          expect(logged.mock.calls.map(([message]) => String(message)).filter((m) => /Retrying/.test(m))).toEqual([]);
         } finally {
+          jest.restoreAllMocks();
           await t.close();
         }
       },
