@@ -406,6 +406,23 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expect(rows).toHaveLength(0);
     });
 
+    it('ignores one leading byte order mark and refuses two, storing nothing under the key', async () => {
+      const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+      const send = (marks: number, key: string) =>
+        fetch(`http://127.0.0.1:${port}/v1/orders`, {
+          method: 'POST',
+          headers: { 'X-Api-Key': merchant.testKey, 'Idempotency-Key': key, 'Content-Type': 'application/json' },
+          body: Buffer.concat([...Array<Buffer>(marks).fill(bom), Buffer.from(JSON.stringify(orderBody()))]),
+        });
+      expect((await send(1, randomUUID())).status).toBe(201);
+      const key = randomUUID();
+      const twice = await send(2, key);
+      expect(twice.status).toBe(400);
+      expect(((await twice.json()) as { error: string }).error).toBe('invalid_json');
+      const { rows } = await t.db.pool.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
+      expect(rows).toHaveLength(0);
+    });
+
     it('stores metadata keys named like members of Object.prototype, and refuses them as fields', async () => {
       const metadata = { constructor: 'a', toString: 'b', valueOf: 'c', prototype: 'd', hasOwnProperty: 'e', b: 'f' };
       const created = await postOrder(orderBody({ metadata }));

@@ -131,7 +131,9 @@ function refuseContentEncoding(request: FastifyRequest): void {
   );
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
+// A leading byte order mark is kept in the text: the JSON parser ignores one
+// (docs/errors.md), so a second one is refused as not JSON rather than dropped as well.
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A body's text; bytes that are not UTF-8 are refused rather than replaced by U+FFFD. */
 export function utf8Text(body: Buffer, what: string): string {
