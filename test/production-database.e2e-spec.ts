@@ -3,12 +3,19 @@ import { connect } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
-import { databaseEnv } from './support/database';
+import { createTestDatabase, databaseEnv } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, createPaidOrder, orderBody, postOrder } from './support/factories';
 import { startServerProcess } from './support/server-process';
 import { startTestApp } from './support/test-app';
 import { WEBHOOK_ENV } from './support/webhooks';
+
+/**
+ * For an app given settings in its URL: the run's databases set only the service's own
+ * limits (KUKO_TEST_POOLER_ROLE_SETTINGS), so behind the pooler these are sent with each
+ * transaction.
+ */
+const SENT_WITH_EACH_TRANSACTION = { DATABASE_POOL_ROLE_SETTINGS: 'off' };
 
 describe('production database settings (docs/operations.md)', () => {
   describe('options given in DATABASE_URL', () => {
@@ -31,7 +38,7 @@ describe('production database settings (docs/operations.md)', () => {
     it('apply on the live connections together with the limits', async () => {
       const t = await startTestApp();
       const url = `${t.db.url}?options=${encodeURIComponent('-c search_path=public')}`;
-      const withOptions = await startTestApp({}, { ...t.db, url });
+      const withOptions = await startTestApp(SENT_WITH_EACH_TRANSACTION, { ...t.db, url });
       try {
         const db = withOptions.app.get(Db);
         expect(await db.one('SHOW lock_timeout')).toEqual({ lock_timeout: '5s' });
@@ -52,7 +59,14 @@ describe('production database settings (docs/operations.md)', () => {
       const t = await startTestApp();
       try {
         await expect(
-          startTestApp({ DATABASE_POOL_MODE: 'session', DATABASE_POOL_PREPARED_STATEMENTS: 'off' }, t.db),
+          startTestApp(
+            {
+              DATABASE_POOL_MODE: 'session',
+              DATABASE_POOL_PREPARED_STATEMENTS: 'off',
+              DATABASE_POOL_ROLE_SETTINGS: 'off',
+            },
+            t.db,
+          ),
         ).rejects.toThrow(
           /did not receive the connection's startup options \(idle_in_transaction_session_timeout, lock_timeout, statement_timeout not set\).*DATABASE_POOL_MODE=transaction/,
         );
@@ -94,6 +108,71 @@ describe('production database settings (docs/operations.md)', () => {
         ).rejects.toThrow(/DATABASE_URL.*-c name=value/);
       } finally {
         await t.close();
+      }
+    });
+  });
+
+  describe('limits set on the role behind a transaction pooler (DATABASE_POOL_ROLE_SETTINGS)', () => {
+    /** A fresh database whose own settings are `settings`, set before anything connects to it. */
+    async function databaseSetting(settings: Record<string, string>) {
+      const db = await createTestDatabase();
+      const name = new URL(db.url).pathname.slice(1);
+      await db.pool.query(`ALTER DATABASE ${name} RESET ALL`);
+      for (const [setting, value] of Object.entries(settings)) {
+        await db.pool.query(`ALTER DATABASE ${name} SET ${setting} = '${value}'`);
+      }
+      const direct = databaseEnv(db.url).DATABASE_DIRECT_URL ?? db.url;
+      return {
+        db,
+        env: { DATABASE_POOL_MODE: 'transaction', DATABASE_POOL_ROLE_SETTINGS: 'on', DATABASE_DIRECT_URL: direct },
+      };
+    }
+    const source = (db: Db) => db.one<{ source: string }>("SELECT source FROM pg_settings WHERE name = 'lock_timeout'");
+
+    it('are not sent with any statement, and still bound waits on a lock: 503, nothing stored', async () => {
+      const { db, env } = await databaseSetting({
+        lock_timeout: '1s',
+        statement_timeout: '60s',
+        idle_in_transaction_session_timeout: '60s',
+      });
+      const url = `${db.url}?options=${encodeURIComponent('-c lock_timeout=1s')}`;
+      const t = await startTestApp(env, { ...db, url });
+      const holder = await db.pool.connect();
+      try {
+        const app = t.app.get(Db);
+        // Set by the database, not by a statement of the service, in and outside a transaction.
+        expect(await source(app)).toEqual({ source: 'database' });
+        expect(await app.transaction('test', () => source(app))).toEqual({ source: 'database' });
+        expect(await app.one('SHOW lock_timeout')).toEqual({ lock_timeout: '1s' });
+
+        const merchant = await createMerchant(t, 'Role limits');
+        await holder.query('BEGIN');
+        await holder.query('LOCK TABLE orders IN ACCESS EXCLUSIVE MODE');
+        const [keyed, unkeyed] = await Promise.all([
+          postOrder(t, merchant.testKey, orderBody(), randomUUID()),
+          t.http().post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody()),
+        ]);
+        for (const response of [keyed, unkeyed]) expectError(response, 503, 'service_unavailable');
+        await holder.query('ROLLBACK');
+        expectSuccess(await postOrder(t, merchant.testKey, orderBody(), randomUUID()), 201);
+        const orders = await db.pool.query('SELECT count(*)::int AS n FROM orders');
+        expect(orders.rows[0].n).toBe(1);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        holder.release();
+        await t.close();
+        await db.drop();
+      }
+    });
+
+    it('stop the start-up when the role does not set one of them, naming what to run', async () => {
+      const { db, env } = await databaseSetting({ lock_timeout: '5s', statement_timeout: '60s' });
+      try {
+        await expect(startTestApp(env, db)).rejects.toThrow(
+          /DATABASE_POOL_ROLE_SETTINGS=on, but the role does not set idle_in_transaction_session_timeout \(0 here, the service runs with 1min\): run ALTER ROLE "[^"]+" SET idle_in_transaction_session_timeout = '1min', then .*RECONNECT/,
+        );
+      } finally {
+        await db.drop();
       }
     });
   });
@@ -145,7 +224,7 @@ describe('production database settings (docs/operations.md)', () => {
   it('bounds reads and writes outside any transaction by lock_timeout, also one set in the URL: 503, nothing stored', async () => {
     const t = await startTestApp();
     const url = `${t.db.url}?options=${encodeURIComponent('-c lock_timeout=1s')}`;
-    const app = await startTestApp({}, { ...t.db, url });
+    const app = await startTestApp(SENT_WITH_EACH_TRANSACTION, { ...t.db, url });
     const holder = await t.db.pool.connect();
     try {
       // The URL's own lock_timeout wins over the service's 5 s, with or without the pooler.

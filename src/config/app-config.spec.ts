@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       databaseDirectUrl: null,
       databasePoolMode: 'session',
       databasePoolPreparedStatements: false,
+      databasePoolRoleSettings: false,
       databasePoolSize: 20,
       requestTimeoutMs: 30000,
       shutdownTimeoutMs: 25000,
@@ -140,6 +141,15 @@ describe('loadConfig', () => {
     );
     expect(() => loadConfig({ ...on, DATABASE_POOL_PREPARED_STATEMENTS: 'maybe' })).toThrow(
       /DATABASE_POOL_PREPARED_STATEMENTS must be on\/off/,
+    );
+  });
+
+  it('takes the limits from the role only behind a transaction pooler', () => {
+    const pooled = { DATABASE_URL: 'postgres://pgbouncer/db', DATABASE_DIRECT_URL: 'postgres://primary/db' };
+    const on = { ...pooled, DATABASE_POOL_MODE: 'transaction', DATABASE_POOL_ROLE_SETTINGS: 'on' };
+    expect(loadConfig(on).databasePoolRoleSettings).toBe(true);
+    expect(() => loadConfig({ ...pooled, DATABASE_POOL_ROLE_SETTINGS: 'on' })).toThrow(
+      /^Invalid configuration: DATABASE_POOL_ROLE_SETTINGS applies only with DATABASE_POOL_MODE=transaction/,
     );
   });
 

@@ -34,6 +34,11 @@ export interface AppConfig {
    * 1.21 and later with max_prepared_statements above 0): statements are prepared there too.
    */
   databasePoolPreparedStatements: boolean;
+  /**
+   * Behind a transaction pooler: the role (or database) already sets the limits on every
+   * server connection (ALTER ROLE … SET), so they are not sent with each transaction.
+   */
+  databasePoolRoleSettings: boolean;
   /** Connections per process. */
   databasePoolSize: number;
   /** The whole request (headers and body) must arrive within this; headers within 10 s. */
@@ -65,6 +70,10 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
     // Without a pooler in between, statements are always prepared; saying so is a mistake.
     throw new ConfigError('DATABASE_POOL_PREPARED_STATEMENTS', 'applies only with DATABASE_POOL_MODE=transaction');
   }
+  if (config.databasePoolRoleSettings && config.databasePoolMode !== 'transaction') {
+    // Without a transaction pooler the limits are startup options, which win over the role's.
+    throw new ConfigError('DATABASE_POOL_ROLE_SETTINGS', 'applies only with DATABASE_POOL_MODE=transaction');
+  }
   if (config.databasePoolMode === 'transaction' && config.databaseUrl !== null) {
     // Applied with every statement behind the pooler, so they must be settings (url-settings.ts).
     try {
@@ -84,6 +93,7 @@ function readConfig(env: Env, stdoutIsTty: boolean): AppConfig {
     databaseDirectUrl: databaseUrl(env, 'DATABASE_DIRECT_URL'),
     databasePoolMode: oneOf(env, 'DATABASE_POOL_MODE', POOL_MODES, 'session'),
     databasePoolPreparedStatements: onOff(env, 'DATABASE_POOL_PREPARED_STATEMENTS', false),
+    databasePoolRoleSettings: onOff(env, 'DATABASE_POOL_ROLE_SETTINGS', false),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 2, 1000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 3_600_000),

@@ -7,6 +7,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions, SESSION_SETTINGS, transactionSettings } from './data-source-options';
 import { describeDatabaseUrl } from './describe-url';
 import { Db, DB_OPTIONS, DbOptions, settingStatement } from './db';
+import { literal } from './literal';
 import { runMigrations } from './migrations';
 
 /**
@@ -15,7 +16,11 @@ import { runMigrations } from './migrations';
  */
 type DatabaseConfig = Pick<
   AppConfig,
-  'databasePoolMode' | 'databasePoolPreparedStatements' | 'databasePoolSize' | 'databaseDirectUrl'
+  | 'databasePoolMode'
+  | 'databasePoolPreparedStatements'
+  | 'databasePoolRoleSettings'
+  | 'databasePoolSize'
+  | 'databaseDirectUrl'
 >;
 
 @Module({})
@@ -26,6 +31,7 @@ export class DatabaseModule {
       mode,
       poolSize: config.databasePoolSize,
       ...(mode === 'transaction' ? { settings: transactionSettings(url) } : {}),
+      settingsOnRole: config.databasePoolRoleSettings,
       preparedStatements: config.databasePoolPreparedStatements,
     };
     const direct = config.databaseDirectUrl;
@@ -50,8 +56,9 @@ export class DatabaseModule {
             if (direct) await runMigrations(direct).catch(failedOn('DATABASE_DIRECT_URL', direct));
             const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
             try {
-              if (options.settings) await checkSettings(dataSource, options.settings);
-              else await checkStartupOptions(dataSource);
+              if (!options.settings) await checkStartupOptions(dataSource);
+              else if (options.settingsOnRole) await checkSettingsOnRole(dataSource, options.settings);
+              else await checkSettings(dataSource, options.settings);
               if (options.preparedStatements) await checkPreparedStatementsKept(dataSource);
             } catch (error) {
               await dataSource.destroy();
@@ -81,6 +88,53 @@ async function checkSettings(dataSource: DataSource, settings: Readonly<Record<s
   } catch (error) {
     throw new SetupRefused(`DATABASE_URL: PostgreSQL refused its options (${(error as Error).message})`);
   }
+}
+
+/**
+ * DATABASE_POOL_ROLE_SETTINGS=on: Db sends no settings, relying on the role (or the
+ * database) to set each one on every server connection the pooler opens. Checked on one
+ * of them, in one transaction: each setting as the connection started, against the same
+ * once the service's value is applied, which PostgreSQL writes the way it writes its own
+ * (5000ms and 5s alike read 5s). One that differs, or that an earlier client's SET on this
+ * server connection put there, stops the start-up, naming what to run.
+ */
+async function checkSettingsOnRole(dataSource: DataSource, settings: Readonly<Record<string, string>>): Promise<void> {
+  const names = Object.keys(settings);
+  const read =
+    'SELECT current_user AS role, n.name, current_setting(n.name) AS value, ' +
+    '(SELECT source FROM pg_settings s WHERE lower(s.name) = lower(n.name)) AS source ' +
+    'FROM unnest($1::text[]) WITH ORDINALITY AS n(name, position) ORDER BY n.position';
+  type Row = { role: string; name: string; value: string; source: string | null };
+  const runner = dataSource.createQueryRunner();
+  let missing: { role: string; name: string; found: string; wanted: string }[];
+  try {
+    const client = (await runner.connect()) as PoolClient;
+    await client.query('BEGIN');
+    try {
+      const before = (await client.query<Row>(read, [names])).rows;
+      await client.query(settingStatement(settings)).catch((error: Error) => {
+        throw new SetupRefused(`DATABASE_URL: PostgreSQL refused its options (${error.message})`);
+      });
+      const after = (await client.query<Row>(read, [names])).rows;
+      missing = before
+        .map((row, i) => ({ ...row, found: row.value, wanted: after[i]!.value }))
+        .filter(({ found, wanted, source }) => found !== wanted || source === 'session');
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  } finally {
+    await runner.release();
+  }
+  if (missing.length === 0) return;
+  const role = `"${missing[0]!.role.replace(/"/g, '""')}"`;
+  throw new SetupRefused(
+    `DATABASE_POOL_ROLE_SETTINGS=on, but the role does not set ${missing
+      .map(({ name, found, wanted }) => `${name} (${found} here, the service runs with ${wanted})`)
+      .join(
+        ', ',
+      )}: run ${missing.map(({ name, wanted }) => `ALTER ROLE ${role} SET ${name} = ${literal(wanted)}`).join('; ')}, ` +
+      'then have the pooler open new server connections (PgBouncer: RECONNECT), or set it off (docs/operations.md)',
+  );
 }
 
 /** A start-up failure that says which of the two URLs it came from, without its password. */

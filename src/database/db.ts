@@ -65,6 +65,11 @@ export interface DbOptions {
    */
   settings?: Readonly<Record<string, string>>;
   /**
+   * Behind a transaction pooler: the role or database already sets `settings` on every
+   * server connection (checked at start-up, database.module.ts), so none is sent.
+   */
+  settingsOnRole?: boolean;
+  /**
    * Behind a transaction pooler: whether it keeps protocol-level prepared statements
    * (PgBouncer 1.21 and later, max_prepared_statements above 0). Then statements are
    * prepared there too, and the pool's connections run in pg's pipeline mode
@@ -146,7 +151,8 @@ export class Db implements Connection {
   private readonly writeSlots: Slots;
   /**
    * Behind a transaction pooler, where startup options are refused, the settings go with
-   * every BEGIN, and with every statement outside a transaction (see `autocommit`).
+   * every BEGIN, and with every statement outside a transaction (see `autocommit`);
+   * none where the role sets them (DbOptions.settingsOnRole).
    */
   private readonly settingsPerTransaction: string[];
   readonly mode: PoolMode;
@@ -169,7 +175,9 @@ export class Db implements Connection {
     const slots = Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4));
     this.writeSlots = new Slots(slots, Math.ceil(slots / 3));
     this.settingsPerTransaction =
-      options.mode === 'transaction' ? [settingStatement(options.settings ?? SESSION_SETTINGS)] : [];
+      options.mode === 'transaction' && !options.settingsOnRole
+        ? [settingStatement(options.settings ?? SESSION_SETTINGS)]
+        : [];
   }
 
   rows<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T[]> {
@@ -432,10 +440,12 @@ export class Db implements Connection {
    * message as one implicit transaction, so the settings hold for exactly that statement,
    * on whichever server connection the pooler picked, in the same single round trip. Its
    * values are written in as literals (a simple query takes no parameters); nothing is
-   * prepared behind a pooler anyway, so PostgreSQL plans it as often either way.
+   * prepared behind a pooler anyway, so PostgreSQL plans it as often either way. Where
+   * the role sets the limits, a statement needs nothing around it and goes as it would
+   * without a pooler (still prepared where the pooler keeps prepared statements).
    */
   private autocommit(client: PoolClient): Connection {
-    if (this.mode !== 'transaction') return this.on(client);
+    if (this.mode !== 'transaction' || this.settingsPerTransaction.length === 0) return this.on(client);
     if (this.pipelined) return this.pipelinedAutocommit(client);
     const query = async (sql: Sql, params: unknown[]) => {
       const statement = inlineStatement(typeof sql === 'string' ? sql : sql.text, params);

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Pool } from 'pg';
+import { SESSION_SETTINGS } from '../../src/database/data-source-options';
 
 interface TestServer {
   url: string;
@@ -40,6 +41,7 @@ export function databaseEnv(url: string): Record<string, string> {
     DATABASE_URL: url,
     DATABASE_POOL_MODE: 'transaction',
     ...(poolerPrepared ? { DATABASE_POOL_PREPARED_STATEMENTS: 'on' } : {}),
+    ...(limitsOnDatabase() ? { DATABASE_POOL_ROLE_SETTINGS: 'on' } : {}),
     DATABASE_DIRECT_URL: directUrl.toString(),
   };
 }
@@ -52,10 +54,23 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/**
+ * KUKO_TEST_POOLER_ROLE_SETTINGS=on: behind the pooler, each test database sets the
+ * service's limits itself, and the applications send none (DATABASE_POOL_ROLE_SETTINGS).
+ */
+function limitsOnDatabase(): boolean {
+  return process.env.KUKO_TEST_POOLER_ROLE_SETTINGS === 'on' && testServer().poolerUrl !== null;
+}
+
 /** A fresh, empty database for one test file; migrations run when the app starts. */
 export async function createTestDatabase(serverUrl = testServerUrl()): Promise<TestDatabase> {
   const name = `kuko_t_${randomBytes(6).toString('hex')}`;
   await admin(serverUrl, `CREATE DATABASE ${name}`);
+  if (limitsOnDatabase()) {
+    for (const [setting, value] of Object.entries(SESSION_SETTINGS)) {
+      await admin(serverUrl, `ALTER DATABASE ${name} SET ${setting} = '${value}'`);
+    }
+  }
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   const { poolerUrl } = testServer();
