@@ -9,14 +9,14 @@
 // Environment: BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS ("10,50"),
 // BENCH_SCENARIOS (ids, comma-separated; default all), BENCH_STRICT=1 (a missed target
 // also fails the run), BENCH_DURABLE=0 (the embedded cluster with the test settings),
-// BENCH_PEER_STORAGE (redis | memory), BENCH_REDIS_URL, DATABASE_URL.
+// BENCH_PEER_STORAGE (redis | memory), BENCH_REDIS_URL, BENCH_ROLE_SETTINGS (1 | 0), DATABASE_URL.
 const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { mkdirSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
 const { Cleanup } = require('./lib/cleanup');
-const { checkpoint, openDatabase } = require('./lib/database');
+const { checkpoint, openDatabase, setLimitsOnDatabase } = require('./lib/database');
 const { findPostmaster, startCpuMeasure } = require('./lib/cpu');
 const { ensurePeerInstalled, redisAnswers, startPeer } = require('./lib/peer');
 const { startFlags, startServer } = require('./lib/server');
@@ -42,9 +42,18 @@ function settingsFromEnv(env = process.env) {
   const unknown = (only ?? []).filter((id) => !SCENARIOS.some((s) => s.id === id));
   const peerStorage = env.BENCH_PEER_STORAGE || 'redis';
   if (!['redis', 'memory'].includes(peerStorage)) throw new Error('BENCH_PEER_STORAGE: redis or memory');
-  if (!['', '0', '1', undefined].includes(env.BENCH_DURABLE)) throw new Error('BENCH_DURABLE: 0 or 1');
+  for (const name of ['BENCH_DURABLE', 'BENCH_ROLE_SETTINGS']) {
+    if (!['', '0', '1', undefined].includes(env[name])) throw new Error(`${name}: 0 or 1`);
+  }
   if (unknown.length) throw new Error(`BENCH_SCENARIOS: unknown ${unknown} (known: ${SCENARIOS.map((s) => s.id)})`);
-  const defaults = ['BENCH_SCENARIOS', 'BENCH_SECONDS', 'BENCH_WARMUP_SECONDS', 'BENCH_CONNECTIONS', 'BENCH_DURABLE'];
+  const defaults = [
+    'BENCH_SCENARIOS',
+    'BENCH_SECONDS',
+    'BENCH_WARMUP_SECONDS',
+    'BENCH_CONNECTIONS',
+    'BENCH_DURABLE',
+    'BENCH_ROLE_SETTINGS',
+  ];
   return {
     // Only a run at the default settings replaces the committed results.
     complete: defaults.every((name) => env[name] === undefined || env[name] === ''),
@@ -54,6 +63,7 @@ function settingsFromEnv(env = process.env) {
     scenarios: SCENARIOS.filter((s) => !only || only.includes(s.id)),
     strict: env.BENCH_STRICT === '1',
     durable: env.BENCH_DURABLE !== '0',
+    roleSettings: env.BENCH_ROLE_SETTINGS !== '0',
     peerStorage,
     redisUrl: env.BENCH_REDIS_URL || 'redis://127.0.0.1:6379',
   };
@@ -98,7 +108,7 @@ async function run(cleanup, settings) {
   );
   const opened = settings.scenarios.some((s) => s.peer) ? await openPeer(settings, database, cleanup) : null;
   const peer = opened?.skipped ? null : opened;
-  const pooled = settings.scenarios.some((s) => s.pooled) ? await openPooled(database, cleanup) : null;
+  const pooled = settings.scenarios.some((s) => s.pooled) ? await openPooled(database, cleanup, settings) : null;
 
   const ctx = { server, peer, pooled, database, settings, cleanup, log, tag: randomBytes(3).toString('hex') };
   const rows = [];
@@ -154,7 +164,11 @@ async function run(cleanup, settings) {
     commit: gitDescribe(),
     settings: { seconds: settings.seconds, warmup: settings.warmup, connections: settings.connections },
     peer: opened && (opened.skipped ? { skipped: opened.skipped } : { storage: peer.storage, package: PEER_PACKAGE }),
-    pooler: pooled && { version: pooled.pgBouncerVersion, prepared: pooled.prepared },
+    pooler: pooled && {
+      version: pooled.pgBouncerVersion,
+      prepared: pooled.prepared,
+      roleSettings: pooled.roleSettings,
+    },
     machine: { ...machine(), loadAverageAtStart },
     postgres: pg,
     rows,
@@ -223,7 +237,10 @@ async function openPeer(settings, database, cleanup) {
  * front of the same database, as docs/operations.md sets one up; or null, said in a line,
  * when pgbouncer is not installed.
  */
-async function openPooled(database, cleanup) {
+async function openPooled(database, cleanup, { roleSettings }) {
+  // As docs/operations.md recommends behind a pooler: the limits set on the database
+  // (before PgBouncer opens a server connection), none sent per transaction.
+  if (roleSettings) await setLimitsOnDatabase(database.url);
   let bouncer;
   try {
     bouncer = await startPgBouncer(database.url);
@@ -241,12 +258,13 @@ async function openPooled(database, cleanup) {
     env: {
       DATABASE_POOL_MODE: 'transaction',
       DATABASE_POOL_PREPARED_STATEMENTS: bouncer.prepared ? 'on' : 'off',
+      DATABASE_POOL_ROLE_SETTINGS: roleSettings ? 'on' : 'off',
       DATABASE_DIRECT_URL: database.url,
       NOTIFY_WORKERS: 'off',
     },
   });
   const prepared = bouncer.prepared ? 'statements prepared' : 'nothing prepared';
-  Object.assign(pooled, { pgBouncerVersion: bouncer.version, prepared: bouncer.prepared });
+  Object.assign(pooled, { pgBouncerVersion: bouncer.version, prepared: bouncer.prepared, roleSettings });
   log(
     `server via PgBouncer ${bouncer.version} (transaction pooling, ${prepared}): pid ${pooled.pid}, ${pooled.url}, log in bench/results/server-pooled.log`,
   );

@@ -89,4 +89,13 @@ async function checkpoint(url) {
   }
 }
 
-module.exports = { openDatabase, checkpoint, connect, query };
+/** The service's limits as the database's own settings (DATABASE_POOL_ROLE_SETTINGS=on). */
+async function setLimitsOnDatabase(url) {
+  const { SESSION_SETTINGS } = require(join(ROOT, 'dist', 'database', 'data-source-options.js'));
+  const name = new URL(url).pathname.slice(1);
+  for (const [setting, value] of Object.entries(SESSION_SETTINGS)) {
+    await query(url, `ALTER DATABASE ${name} SET ${setting} = '${value}'`);
+  }
+}
+
+module.exports = { openDatabase, checkpoint, connect, query, setLimitsOnDatabase };

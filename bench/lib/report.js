@@ -162,11 +162,14 @@ function describeRun(report) {
   ];
 }
 
-function poolerLine({ version, prepared }) {
+function poolerLine({ version, prepared, roleSettings }) {
   const statements = prepared
     ? 'max_prepared_statements = 200, DATABASE_POOL_PREPARED_STATEMENTS=on'
     : 'keeps no prepared statements: every statement parsed and planned afresh';
-  return `PgBouncer ${version} (transaction pooling, ${statements})`;
+  const limits = roleSettings
+    ? 'limits set on the database, DATABASE_POOL_ROLE_SETTINGS=on'
+    : 'limits sent with each transaction (BENCH_ROLE_SETTINGS=0)';
+  return `PgBouncer ${version} (transaction pooling, ${statements}; ${limits})`;
 }
 
 function peerLine(peer) {
