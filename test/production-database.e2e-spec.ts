@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { Logger } from '@nestjs/common';
-import { withServerSettings } from '../src/database/data-source-options';
+import { SESSION_SETTINGS, withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
 import { createTestDatabase, databaseEnv } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
@@ -114,7 +114,7 @@ describe('production database settings (docs/operations.md)', () => {
 
   describe('limits set on the role behind a transaction pooler (DATABASE_POOL_ROLE_SETTINGS)', () => {
     /** A fresh database whose own settings are `settings`, set before anything connects to it. */
-    async function databaseSetting(settings: Record<string, string>) {
+    async function databaseSetting(settings: Readonly<Record<string, string>>) {
       const db = await createTestDatabase();
       const name = new URL(db.url).pathname.slice(1);
       await db.pool.query(`ALTER DATABASE ${name} RESET ALL`);
@@ -170,6 +170,18 @@ describe('production database settings (docs/operations.md)', () => {
       try {
         await expect(startTestApp(env, db)).rejects.toThrow(
           /DATABASE_POOL_ROLE_SETTINGS=on, but the role does not set idle_in_transaction_session_timeout \(0 here, the service runs with 1min\): run ALTER ROLE "[^"]+" SET idle_in_transaction_session_timeout = '1min', then .*RECONNECT/,
+        );
+      } finally {
+        await db.drop();
+      }
+    });
+
+    it("stop the start-up on a setting PostgreSQL does not know, naming DATABASE_URL's options", async () => {
+      const { db, env } = await databaseSetting(SESSION_SETTINGS);
+      try {
+        const url = `${db.url}?options=${encodeURIComponent('-c lock_timeot=1s')}`;
+        await expect(startTestApp(env, { ...db, url })).rejects.toThrow(
+          /DATABASE_URL: PostgreSQL refused its options \(unrecognized configuration parameter "lock_timeot"\)/,
         );
       } finally {
         await db.drop();

@@ -101,12 +101,13 @@ async function checkSettings(dataSource: DataSource, settings: Readonly<Record<s
 async function checkSettingsOnRole(dataSource: DataSource, settings: Readonly<Record<string, string>>): Promise<void> {
   const names = Object.keys(settings);
   const read =
-    'SELECT current_user AS role, n.name, current_setting(n.name) AS value, ' +
+    // missing_ok: a name PostgreSQL does not know is refused by set_config below, by name.
+    'SELECT current_user AS role, n.name, current_setting(n.name, true) AS value, ' +
     '(SELECT source FROM pg_settings s WHERE lower(s.name) = lower(n.name)) AS source ' +
     'FROM unnest($1::text[]) WITH ORDINALITY AS n(name, position) ORDER BY n.position';
-  type Row = { role: string; name: string; value: string; source: string | null };
+  type Row = { role: string; name: string; value: string | null; source: string | null };
   const runner = dataSource.createQueryRunner();
-  let missing: { role: string; name: string; found: string; wanted: string }[];
+  let missing: { role: string; name: string; found: string | null; wanted: string | null }[];
   try {
     const client = (await runner.connect()) as PoolClient;
     await client.query('BEGIN');
@@ -127,12 +128,12 @@ async function checkSettingsOnRole(dataSource: DataSource, settings: Readonly<Re
   }
   if (missing.length === 0) return;
   const role = `"${missing[0]!.role.replace(/"/g, '""')}"`;
+  const found = missing.map(
+    (each) => `${each.name} (${each.found ?? 'unset'} here, the service runs with ${each.wanted})`,
+  );
+  const fixes = missing.map((each) => `ALTER ROLE ${role} SET ${each.name} = ${literal(each.wanted ?? '')}`);
   throw new SetupRefused(
-    `DATABASE_POOL_ROLE_SETTINGS=on, but the role does not set ${missing
-      .map(({ name, found, wanted }) => `${name} (${found} here, the service runs with ${wanted})`)
-      .join(
-        ', ',
-      )}: run ${missing.map(({ name, wanted }) => `ALTER ROLE ${role} SET ${name} = ${literal(wanted)}`).join('; ')}, ` +
+    `DATABASE_POOL_ROLE_SETTINGS=on, but the role does not set ${found.join(', ')}: run ${fixes.join('; ')}, ` +
       'then have the pooler open new server connections (PgBouncer: RECONNECT), or set it off (docs/operations.md)',
   );
 }
