@@ -218,9 +218,9 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
   });
 
   describe('npm run purge', () => {
-    const runCli = (databaseUrl: string) =>
+    const runCli = (databaseUrl: string, env: Record<string, string> = {}) =>
       promisify(execFile)(process.execPath, [CLI], {
-        env: { ...process.env, ...databaseEnv(databaseUrl), LOG_LEVEL: 'silent' },
+        env: { ...process.env, ...databaseEnv(databaseUrl), LOG_LEVEL: 'silent', ...env },
       });
 
     it('purges once and prints how many keys it removed', async () => {
@@ -241,6 +241,27 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
         expect(await count()).toBe(5);
       } finally {
         holder.release(true); // ends the session, and with it any lock it still holds
+      }
+    });
+
+    // Behind a pooler no startup option arrives: the purge must set DATABASE_URL's own
+    // settings itself, as the service does, or it would purge another schema's table.
+    it("purges where DATABASE_URL's options point, behind a pooler too", async () => {
+      await sql('CREATE SCHEMA kuko_other');
+      try {
+        await sql('CREATE TABLE kuko_other.idempotency_keys (LIKE public.idempotency_keys INCLUDING ALL)');
+        await insertKeys(7, 'expired');
+        await sql(
+          `INSERT INTO kuko_other.idempotency_keys SELECT * FROM public.idempotency_keys WHERE key LIKE 'expired-%'`,
+        );
+        const url = `${t.db.url}?options=${encodeURIComponent('-c search_path=kuko_other')}`;
+        // The run's databases set only the service's limits (KUKO_TEST_POOLER_ROLE_SETTINGS).
+        const { stdout } = await runCli(url, { DATABASE_POOL_ROLE_SETTINGS: 'off' });
+        expect(stdout).toMatch(/^Purged 7 expired/);
+        expect(await count()).toBe(7);
+        expect((await sql('SELECT count(*)::int AS n FROM kuko_other.idempotency_keys'))[0].n).toBe(0);
+      } finally {
+        await sql('DROP SCHEMA kuko_other CASCADE');
       }
     });
 

@@ -8,6 +8,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/app-config';
 import { dataSourceOptions } from '../database/data-source-options';
+import { checkDatabaseSetup, dbOptions } from '../database/database-setup';
 import { resolveDatabase } from '../database/resolve-database';
 import { describePurge, IdempotencyPurgeService } from './idempotency-purge.service';
 
@@ -15,12 +16,16 @@ async function main(): Promise<void> {
   // stderr, so that stdout carries only the result.
   const config = loadConfig();
   const { url, embedded } = await resolveDatabase(config, (line) => process.stderr.write(`${line}\n`));
-  const mode = config.databasePoolMode;
+  // The service's own way to the database: behind a pooler, DATABASE_URL's settings and
+  // the limits apply to the purge's statements too, checked the same way at start.
+  const options = { ...dbOptions(url, config), poolSize: 1 };
+  const { mode, preparedStatements: pipeline } = options;
   // Migrations are the server's job (start-up, or npm run migration:run), not a purge's.
-  const dataSource = new DataSource({ ...dataSourceOptions(url, { max: 1, mode }), migrationsRun: false });
+  const dataSource = new DataSource({ ...dataSourceOptions(url, { max: 1, mode, pipeline }), migrationsRun: false });
   try {
     await dataSource.initialize();
-    const result = await IdempotencyPurgeService.on(dataSource, { mode, poolSize: 1 }).purge();
+    await checkDatabaseSetup(dataSource, options);
+    const result = await IdempotencyPurgeService.on(dataSource, options).purge();
     process.stdout.write(`${describePurge(result)}\n`);
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();
