@@ -10,6 +10,14 @@ function notificationsStatus(config: AppConfig): { delivering: boolean; detail: 
     : { delivering: false, detail: 'NOTIFY_WORKERS=off: another instance or npm run worker must deliver' };
 }
 
+/** How the service reaches DATABASE_URL: directly, or through a transaction pooler and how. */
+function poolDescription(config: AppConfig): string {
+  if (config.databasePoolMode === 'session') return 'session';
+  const statements = config.databasePoolPreparedStatements ? 'statements prepared' : 'nothing prepared';
+  const limits = config.databasePoolRoleSettings ? 'limits set by the role' : 'limits sent per transaction';
+  return `transaction pooling: ${statements}, ${limits}`;
+}
+
 export interface StartupFacts {
   config: AppConfig;
   /** The port actually bound (PORT=0 picks one). */
@@ -29,17 +37,20 @@ export function startupSummary(facts: StartupFacts): { msg: string; fields: Reco
   const wildcard = config.host === '0.0.0.0' || config.host === '::';
   const url = `http://${wildcard ? 'localhost' : config.host}:${port}`;
   const database = `${describeDatabaseUrl(facts.databaseUrl)}${facts.embedded ? ' (embedded)' : ''}`;
+  const pool = poolDescription(config);
   const webhooks = describeWebhookProviders(config.webhookSecrets);
   const delivery = `${notifications.delivering ? 'delivering' : 'not delivering'} (${notifications.detail})`;
   return {
     msg:
-      `Listening on ${url} (bound to ${config.host}:${port}; OpenAPI at ${url}/docs); database ${database}; ` +
+      `Listening on ${url} (bound to ${config.host}:${port}; OpenAPI at ${url}/docs); ` +
+      `database ${database}${pool === 'session' ? '' : ` (${pool})`}; ` +
       `webhooks: ${webhooks}; notifications: ${delivery}`,
     fields: {
       url,
       host: config.host,
       port,
       database,
+      database_pool: pool,
       webhook_providers: [...config.webhookSecrets.keys()],
       notifications_delivering: notifications.delivering,
       metrics: config.metricsToken ? '/metrics (bearer token)' : '/metrics',
