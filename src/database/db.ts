@@ -66,7 +66,7 @@ export interface DbOptions {
   settings?: Readonly<Record<string, string>>;
   /**
    * Behind a transaction pooler: the role or database already sets `settings` on every
-   * server connection (checked at start-up, database.module.ts), so none is sent.
+   * server connection (checked at start-up, database-setup.ts), so none is sent.
    */
   settingsOnRole?: boolean;
   /**
