@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { SESSION_SETTINGS, withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
-import { createTestDatabase, databaseEnv } from './support/database';
+import { createTestDatabase, databaseEnv, testServerUrl } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, createPaidOrder, orderBody, postOrder } from './support/factories';
 import { startServerProcess } from './support/server-process';
@@ -115,12 +115,7 @@ describe('production database settings (docs/operations.md)', () => {
   describe('limits set on the role behind a transaction pooler (DATABASE_POOL_ROLE_SETTINGS)', () => {
     /** A fresh database whose own settings are `settings`, set before anything connects to it. */
     async function databaseSetting(settings: Readonly<Record<string, string>>) {
-      const db = await createTestDatabase();
-      const name = new URL(db.url).pathname.slice(1);
-      await db.pool.query(`ALTER DATABASE ${name} RESET ALL`);
-      for (const [setting, value] of Object.entries(settings)) {
-        await db.pool.query(`ALTER DATABASE ${name} SET ${setting} = '${value}'`);
-      }
+      const db = await createTestDatabase(testServerUrl(), { settings });
       const direct = databaseEnv(db.url).DATABASE_DIRECT_URL ?? db.url;
       return {
         db,

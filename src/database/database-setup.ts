@@ -51,11 +51,11 @@ export class SetupRefused extends Error {}
  * stops the start-up here instead of failing every request.
  */
 async function checkSettings(dataSource: DataSource, settings: Readonly<Record<string, string>>): Promise<void> {
-  try {
-    await dataSource.query(settingStatement(settings));
-  } catch (error) {
-    throw new SetupRefused(`DATABASE_URL: PostgreSQL refused its options (${(error as Error).message})`);
-  }
+  await dataSource.query(settingStatement(settings)).catch(refusedOptions);
+}
+
+function refusedOptions(error: Error): never {
+  throw new SetupRefused(`DATABASE_URL: PostgreSQL refused its options (${error.message})`);
 }
 
 /**
@@ -81,9 +81,7 @@ async function checkSettingsOnRole(dataSource: DataSource, settings: Readonly<Re
     await client.query('BEGIN');
     try {
       const before = (await client.query<Row>(read, [names])).rows;
-      await client.query(settingStatement(settings)).catch((error: Error) => {
-        throw new SetupRefused(`DATABASE_URL: PostgreSQL refused its options (${error.message})`);
-      });
+      await client.query(settingStatement(settings)).catch(refusedOptions);
       const after = (await client.query<Row>(read, [names])).rows;
       missing = before
         .map((row, i) => ({ ...row, found: row.value, wanted: after[i]!.value }))

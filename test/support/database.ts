@@ -62,14 +62,19 @@ function limitsOnDatabase(): boolean {
   return process.env.KUKO_TEST_POOLER_ROLE_SETTINGS === 'on' && testServer().poolerUrl !== null;
 }
 
-/** A fresh, empty database for one test file; migrations run when the app starts. */
-export async function createTestDatabase(serverUrl = testServerUrl()): Promise<TestDatabase> {
+/**
+ * A fresh, empty database for one test file; migrations run when the app starts.
+ * `settings` become the database's own (ALTER DATABASE … SET), in force on every
+ * connection opened to it: the service's limits where the run sets them there.
+ */
+export async function createTestDatabase(
+  serverUrl = testServerUrl(),
+  { settings = limitsOnDatabase() ? SESSION_SETTINGS : {} }: { settings?: Readonly<Record<string, string>> } = {},
+): Promise<TestDatabase> {
   const name = `kuko_t_${randomBytes(6).toString('hex')}`;
   await admin(serverUrl, `CREATE DATABASE ${name}`);
-  if (limitsOnDatabase()) {
-    for (const [setting, value] of Object.entries(SESSION_SETTINGS)) {
-      await admin(serverUrl, `ALTER DATABASE ${name} SET ${setting} = '${value}'`);
-    }
+  for (const [setting, value] of Object.entries(settings)) {
+    await admin(serverUrl, `ALTER DATABASE ${name} SET ${setting} = '${value}'`);
   }
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
