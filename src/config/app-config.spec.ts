@@ -132,25 +132,19 @@ describe('loadConfig', () => {
     );
   });
 
-  it('keeps statements prepared behind a pooler only in transaction mode, where it means something', () => {
+  // Without a transaction pooler, statements are always prepared and the limits are
+  // startup options: asking for either is a mistake.
+  it.each([
+    ['DATABASE_POOL_PREPARED_STATEMENTS', 'databasePoolPreparedStatements'],
+    ['DATABASE_POOL_ROLE_SETTINGS', 'databasePoolRoleSettings'],
+  ] as const)('takes %s only behind a transaction pooler, where it means something', (name, field) => {
     const pooled = { DATABASE_URL: 'postgres://pgbouncer/db', DATABASE_DIRECT_URL: 'postgres://primary/db' };
-    const on = { ...pooled, DATABASE_POOL_MODE: 'transaction', DATABASE_POOL_PREPARED_STATEMENTS: 'on' };
-    expect(loadConfig(on).databasePoolPreparedStatements).toBe(true);
-    expect(() => loadConfig({ ...pooled, DATABASE_POOL_PREPARED_STATEMENTS: 'on' })).toThrow(
-      /^Invalid configuration: DATABASE_POOL_PREPARED_STATEMENTS applies only with DATABASE_POOL_MODE=transaction/,
+    const on = { ...pooled, DATABASE_POOL_MODE: 'transaction', [name]: 'on' };
+    expect(loadConfig(on)[field]).toBe(true);
+    expect(() => loadConfig({ ...pooled, [name]: 'on' })).toThrow(
+      new RegExp(`^Invalid configuration: ${name} applies only with DATABASE_POOL_MODE=transaction`),
     );
-    expect(() => loadConfig({ ...on, DATABASE_POOL_PREPARED_STATEMENTS: 'maybe' })).toThrow(
-      /DATABASE_POOL_PREPARED_STATEMENTS must be on\/off/,
-    );
-  });
-
-  it('takes the limits from the role only behind a transaction pooler', () => {
-    const pooled = { DATABASE_URL: 'postgres://pgbouncer/db', DATABASE_DIRECT_URL: 'postgres://primary/db' };
-    const on = { ...pooled, DATABASE_POOL_MODE: 'transaction', DATABASE_POOL_ROLE_SETTINGS: 'on' };
-    expect(loadConfig(on).databasePoolRoleSettings).toBe(true);
-    expect(() => loadConfig({ ...pooled, DATABASE_POOL_ROLE_SETTINGS: 'on' })).toThrow(
-      /^Invalid configuration: DATABASE_POOL_ROLE_SETTINGS applies only with DATABASE_POOL_MODE=transaction/,
-    );
+    expect(() => loadConfig({ ...on, [name]: 'maybe' })).toThrow(new RegExp(`${name} must be on/off`));
   });
 
   it('switches the purge schedule off', () => {
