@@ -7,7 +7,7 @@ import { createTestDatabase, databaseEnv, testServerUrl } from './support/databa
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, createPaidOrder, orderBody, postOrder } from './support/factories';
 import { startServerProcess } from './support/server-process';
-import { startTestApp } from './support/test-app';
+import { startTestApp, TestApp } from './support/test-app';
 import { WEBHOOK_ENV } from './support/webhooks';
 
 /**
@@ -38,8 +38,9 @@ describe('production database settings (docs/operations.md)', () => {
     it('apply on the live connections together with the limits', async () => {
       const t = await startTestApp();
       const url = `${t.db.url}?options=${encodeURIComponent('-c search_path=public')}`;
-      const withOptions = await startTestApp(SENT_WITH_EACH_TRANSACTION, { ...t.db, url });
+      let withOptions: TestApp | undefined;
       try {
+        withOptions = await startTestApp(SENT_WITH_EACH_TRANSACTION, { ...t.db, url });
         const db = withOptions.app.get(Db);
         expect(await db.one('SHOW lock_timeout')).toEqual({ lock_timeout: '5s' });
         expect(await db.one('SHOW idle_in_transaction_session_timeout')).toEqual({
@@ -49,7 +50,7 @@ describe('production database settings (docs/operations.md)', () => {
         const inTransaction = await db.transaction('test', () => db.one('SHOW search_path'));
         expect(inTransaction).toEqual({ search_path: 'public' });
       } finally {
-        await withOptions.app.close();
+        await withOptions?.app.close();
         await t.close();
       }
     });
@@ -231,9 +232,10 @@ describe('production database settings (docs/operations.md)', () => {
   it('bounds reads and writes outside any transaction by lock_timeout, also one set in the URL: 503, nothing stored', async () => {
     const t = await startTestApp();
     const url = `${t.db.url}?options=${encodeURIComponent('-c lock_timeout=1s')}`;
-    const app = await startTestApp(SENT_WITH_EACH_TRANSACTION, { ...t.db, url });
+    let app: TestApp | undefined;
     const holder = await t.db.pool.connect();
     try {
+      app = await startTestApp(SENT_WITH_EACH_TRANSACTION, { ...t.db, url });
       // The URL's own lock_timeout wins over the service's 5 s, with or without the pooler.
       expect(await app.app.get(Db).one('SHOW lock_timeout')).toEqual({ lock_timeout: '1s' });
       const merchant = await createMerchant(app, 'Waiting');
@@ -249,14 +251,15 @@ describe('production database settings (docs/operations.md)', () => {
         expectError(response, 503, 'service_unavailable');
         expect(response.headers['retry-after']).toBe('1');
       }
+      await holder.query('ROLLBACK');
+      const orders = await t.db.pool.query('SELECT count(*)::int AS n FROM orders');
+      expect(orders.rows[0].n).toBe(0);
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
       holder.release();
-      await app.close();
+      await app?.close();
+      await t.close();
     }
-    const orders = await t.db.pool.query('SELECT count(*)::int AS n FROM orders');
-    expect(orders.rows[0].n).toBe(0);
-    await t.close();
   });
 
   it('lets hot orders starve no other merchant, and answers their queued writes 503, storing nothing', async () => {
