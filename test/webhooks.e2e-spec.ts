@@ -138,6 +138,13 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
     it.each([
       ['not JSON', '{"id": "evt_1", ', 400, 'invalid_json', null],
       ['empty', '', 400, 'invalid_json', null],
+      [
+        'led by two byte order marks',
+        '\uFEFF\uFEFF{"id":"evt_same","type":"x","created_at":"2026-11-29T08:00:00Z","data":{}}',
+        400,
+        'invalid_json',
+        null,
+      ],
       ['an array', '[1, 2]', 400, 'parameter_invalid', null],
       [
         'with a created_at that is not a time',
@@ -199,6 +206,15 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       const response = await deliver(t, { body, id: 'evt_same' });
       expectError(response, status, error, param);
       expect(await eventRows('evt_same')).toEqual([]);
+    });
+
+    // RFC 8259 §8.1 lets a parser ignore one (docs/errors.md); the signature covers it.
+    it('accepts a signed body led by one byte order mark', async () => {
+      const order = await createOrder(t, merchant.testKey);
+      const event = paymentSucceeded(order.id);
+      const response = await deliver(t, { body: `\uFEFF${JSON.stringify(event)}`, id: event.id });
+      expectSuccess(response, 200);
+      expect(response.body.data).toEqual({ received: true, duplicate: false, status: 'processed' });
     });
 
     it('refuses another content type with 415, and accepts JSON with a charset', async () => {
