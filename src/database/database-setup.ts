@@ -1,8 +1,8 @@
 import type { PoolClient } from 'pg';
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { DataSource, DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
-import { SESSION_SETTINGS, transactionSettings } from './data-source-options';
+import { dataSourceOptions, SESSION_SETTINGS, transactionSettings } from './data-source-options';
 import { DbOptions, settingStatement } from './db';
 import { literal } from './literal';
 
@@ -29,6 +29,11 @@ export function dbOptions(url: string, config: DatabaseConfig): DbOptions {
     settingsOnRole: config.databasePoolRoleSettings,
     preparedStatements: config.databasePoolPreparedStatements,
   };
+}
+
+/** The TypeORM data source (its pool) that matches Db's `options`. */
+export function dataSourceFor(url: string, options: DbOptions): DataSourceOptions {
+  return dataSourceOptions(url, { max: options.poolSize, mode: options.mode, pipeline: options.preparedStatements });
 }
 
 /**

@@ -1,8 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { dataSourceOptions } from './data-source-options';
-import { checkDatabaseSetup, DatabaseConfig, dbOptions, SetupRefused } from './database-setup';
+import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, SetupRefused } from './database-setup';
 import { describeDatabaseUrl } from './describe-url';
 import { Db, DB_OPTIONS } from './db';
 import { runMigrations } from './migrations';
@@ -17,10 +16,7 @@ export class DatabaseModule {
     const options = dbOptions(url, config);
     const direct = config.databaseDirectUrl;
     // With a direct URL, migrations run there first (they need a session), not on the pool.
-    const dataSource = {
-      ...dataSourceOptions(url, { max: options.poolSize, mode: options.mode, pipeline: options.preparedStatements }),
-      migrationsRun: !direct,
-    };
+    const dataSource = { ...dataSourceFor(url, options), migrationsRun: !direct };
     return {
       module: DatabaseModule,
       global: true,

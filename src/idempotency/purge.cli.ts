@@ -7,8 +7,7 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/app-config';
-import { dataSourceOptions } from '../database/data-source-options';
-import { checkDatabaseSetup, dbOptions } from '../database/database-setup';
+import { checkDatabaseSetup, dataSourceFor, dbOptions } from '../database/database-setup';
 import { resolveDatabase } from '../database/resolve-database';
 import { describePurge, IdempotencyPurgeService } from './idempotency-purge.service';
 
@@ -19,9 +18,8 @@ async function main(): Promise<void> {
   // The service's own way to the database: behind a pooler, DATABASE_URL's settings and
   // the limits apply to the purge's statements too, checked the same way at start.
   const options = { ...dbOptions(url, config), poolSize: 1 };
-  const { mode, preparedStatements: pipeline } = options;
   // Migrations are the server's job (start-up, or npm run migration:run), not a purge's.
-  const dataSource = new DataSource({ ...dataSourceOptions(url, { max: 1, mode, pipeline }), migrationsRun: false });
+  const dataSource = new DataSource({ ...dataSourceFor(url, options), migrationsRun: false });
   try {
     await dataSource.initialize();
     await checkDatabaseSetup(dataSource, options);
