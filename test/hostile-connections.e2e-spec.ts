@@ -147,6 +147,45 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectRawError(answer, 404, 'resource_missing');
     });
 
+    describe('Expect: 100-continue', () => {
+      const head = (length: number, extra = '') =>
+        `POST /v1/orders HTTP/1.1\r\nHost: x\r\n${extra}Connection: close\r\nExpect: 100-continue\r\n` +
+        `Content-Type: application/json\r\nX-Api-Key: ${merchant.testKey}\r\nContent-Length: ${length}\r\n\r\n`;
+
+      it('says 100 Continue before it reads the body, then answers the request', async () => {
+        const body = JSON.stringify(orderBody());
+        // The body is sent only once 100 Continue has arrived, as a client that waits does.
+        const text = await new Promise<string>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1', () => socket.write(head(Buffer.byteLength(body))));
+          const received: Buffer[] = [];
+          const giveUp = setTimeout(() => reject(new Error(`no answer: ${Buffer.concat(received)}`)), 15_000);
+          socket.on('data', (chunk) => {
+            if (received.length === 0 && /^HTTP\/1\.1 100 Continue\r\n\r\n/.test(chunk.toString('latin1'))) {
+              socket.write(body);
+            }
+            received.push(chunk);
+          });
+          socket.on('error', () => undefined);
+          socket.on('close', () => {
+            clearTimeout(giveUp);
+            resolve(Buffer.concat(received).toString('latin1'));
+          });
+        });
+        expect(text).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 201 Created\r\n/);
+      });
+
+      // The client then never uploads a body only to have the connection cut under it.
+      it.each([
+        ['a Content-Length over 64 KiB', 1_000_000, '', 413, 'payload_too_large'],
+        ['two Host headers', 10, 'Host: y\r\n', 400, 'malformed_request'],
+      ])('refuses %s without 100 Continue, before the body', async (_name, length, extra, status, error) => {
+        const text = await rawText(port, [head(length, extra)]);
+        expect(text).not.toMatch(/100 Continue/);
+        expect(text).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+        expect(text).toContain(`"error":"${error}"`);
+      });
+    });
+
     it('keeps every header, however many (2,500 fit in 16 KiB): the Idempotency-Key after them counts', async () => {
       const key = randomUUID();
       const body = JSON.stringify(orderBody());

@@ -34,7 +34,8 @@ interface Connection {
  *   the answer to a request that was served. A refused request is never served, even if
  *   the rest of its body arrives afterwards.
  * - Requests that never reach the router (CONNECT, an `Expect` other than 100-continue)
- *   are routed like any other, or answered in the envelope.
+ *   are routed like any other, or answered in the envelope; `Expect: 100-continue` is
+ *   routed without Node's automatic 100 Continue.
  * - Once the server is draining (SIGTERM), every connection is closed as soon as it owes
  *   no answer (answers in flight say `Connection: close`), idle or half-sent ones at once,
  *   so that no client can hold the shutdown until its deadline.
@@ -49,6 +50,8 @@ export class Connections {
   private readonly live = new Set<Connection>();
   /** Requests answered with a refusal: they must not be served. */
   private readonly refused = new WeakSet<IncomingMessage>();
+  /** HTTP/1.1 requests with `Expect: 100-continue`, as Node recognised them. */
+  private readonly awaitingContinue = new WeakSet<IncomingMessage>();
   private readonly listeners: ((answer: RawAnswer) => void)[] = [];
   private draining = false;
 
@@ -65,6 +68,12 @@ export class Connections {
     server.on('checkExpectation', (request: IncomingMessage, response: ServerResponse) =>
       server.emit('request', request, response),
     );
+    // Node would say 100 Continue before anything has looked at the request; it is said
+    // when the body is about to be read instead (KukoFastifyAdapter's preParsing hook).
+    server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
+      this.awaitingContinue.add(request);
+      server.emit('request', request, response);
+    });
     server.on('connect', (request: IncomingMessage, socket: Duplex) => {
       // Node hands the socket over without its own error handler: a reset must not crash.
       socket.on('error', () => socket.destroy());
@@ -74,6 +83,11 @@ export class Connections {
 
   onRawAnswer(listener: (answer: RawAnswer) => void): void {
     this.listeners.push(listener);
+  }
+
+  /** Whether the client waits for 100 Continue before it sends the request's body. */
+  expectsContinue(request: IncomingMessage): boolean {
+    return this.awaitingContinue.has(request);
   }
 
   /** Whether the request was answered with a refusal (the rest of its body came too late). */

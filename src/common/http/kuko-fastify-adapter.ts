@@ -93,6 +93,13 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         reply.header('Connection', 'close');
         return sendApiResponse(reply, toErrorResponse(host, request.id));
       }
+      // `Expect: 100-continue` asks whether to send the body (RFC 9110 §10.1.1). Routed,
+      // with one Host, the answer is yes, except for a Content-Length over the limit:
+      // Fastify answers that 413 without reading, so the client learns it before uploading
+      // anything rather than sending a body the server then cuts off. A refusal above is
+      // sent without 100 too. The API key is checked with the request, after the body.
+      const tooLarge = Number(request.headers['content-length']) > MAX_BODY_BYTES;
+      if (this.connections.expectsContinue(request.raw) && !tooLarge) reply.raw.writeContinue();
     });
     // A request already refused (its body timed out, then arrived after all) is never
     // served: its client was told nothing was done.
