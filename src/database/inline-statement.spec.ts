@@ -12,6 +12,25 @@ describe('inlineStatement', () => {
     expect(inlineStatement("SELECT '$1 costs', $1, 'it''s $2'", ['x'])).toBe("SELECT '$1 costs', 'x', 'it''s $2'");
   });
 
+  it('leaves $n alone wherever PostgreSQL does not read a parameter', () => {
+    const steppedOver = [
+      "E'\\' $1'",
+      "e'it\\'s $1'",
+      '"col $1"',
+      '"a "" $1"',
+      '$$ $1 $$',
+      '$body$ $1 $$ $1 $body$',
+      '-- $1 costs\n',
+      '/* $1 */',
+      'a$1',
+      'a$1$2',
+    ];
+    for (const text of steppedOver) {
+      expect(inlineStatement(`SELECT ${text}, $1`, ['x'])).toBe(`SELECT ${text}, 'x'`);
+    }
+    expect(inlineStatement("SELECT E'a', $1, $x$ $2 $x$, $2", ['x', 5])).toBe("SELECT E'a', 'x', $x$ $2 $x$, '5'");
+  });
+
   it('refuses a parameter without its value', () => {
     expect(() => inlineStatement('SELECT $2', ['x'])).toThrow(/\$2 but has 1 values/);
     expect(() => inlineStatement('SELECT $0', ['x'])).toThrow(/\$0 but has 1 values/);

@@ -8,18 +8,18 @@ import { quoted } from './literal';
  * Each value becomes a quoted literal of no declared type, which PostgreSQL types from
  * its context exactly as it types the untyped text parameters pg sends; values are
  * converted as pg converts parameters (or as `write` says: Db's batched statements cast
- * each to its declared type). `$n` inside a quoted string is left alone; the
- * scan knows no comments, double-quoted identifiers, E'' or dollar-quoted strings, which
- * the application's statements do not use (the PgBouncer run of the suite sends every
- * one of them through here).
+ * each to its declared type). `$n` is a parameter only where PostgreSQL's lexer would
+ * read one: not inside a string (`'…'`, `E'…'` with its backslash escapes, `$tag$…$tag$`),
+ * an identifier (`"…"`, `a$1`) or a comment (`--` to the end of the line, or a block).
  */
 export function inlineStatement(
   text: string,
   values: readonly unknown[],
   write: (value: unknown, position: number) => string = inlineValue,
 ): string {
-  return text.replace(/'(?:[^']|'')*'|\$(\d+)/g, (match, index: string | undefined) => {
-    if (index === undefined) return match;
+  return text.replace(STEP_OVER_OR_PARAMETER, (...found: unknown[]) => {
+    const index = (found.at(-1) as { index?: string }).index;
+    if (index === undefined) return found[0] as string;
     const position = Number(index) - 1;
     if (position < 0 || position >= values.length) {
       throw new Error(`statement refers to $${index} but has ${values.length} values`);
@@ -27,6 +27,25 @@ export function inlineStatement(
     return write(values[position], position);
   });
 }
+
+/**
+ * What the scan steps over whole, or a parameter (`$n`, the group `index`). A
+ * dollar-quote's tag cannot start with a digit, so `$1` is never one; E'' comes before
+ * '' because its `\'` does not end it. Block comments are taken as not nested.
+ */
+const STEP_OVER_OR_PARAMETER = new RegExp(
+  [
+    String.raw`\b[eE]'(?:[^'\\]|\\[\s\S]|'')*'`,
+    String.raw`'(?:[^']|'')*'`,
+    String.raw`"(?:[^"]|"")*"`,
+    String.raw`\$(?<tag>[A-Za-z_\u0080-\uffff][\w\u0080-\uffff]*)?\$[\s\S]*?\$\k<tag>\$`,
+    String.raw`--[^\n]*`,
+    String.raw`/\*[\s\S]*?\*/`,
+    // Not after a letter, a digit or $: `a$1` is an identifier, as PostgreSQL reads it.
+    String.raw`(?<![\w$\u0080-\uffff])\$(?<index>\d+)`,
+  ].join('|'),
+  'g',
+);
 
 export function inlineValue(value: unknown): string {
   if (value === null || value === undefined) return 'NULL';
