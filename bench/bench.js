@@ -141,7 +141,11 @@ async function run(cleanup, settings) {
         for (const problem of problemsOf(warm)) failures.push(`${label} (warm-up): ${problem}`);
       }
       const target = scenario.target === undefined ? 'server' : scenario.target;
-      const cpu = startCpuMeasure({ serverPid: target && ctx[target].pid, postmasterPid });
+      const cpu = startCpuMeasure({
+        serverPid: target && ctx[target].pid,
+        postmasterPid,
+        poolerPid: target && ctx[target].poolerPid,
+      });
       const result = await scenario.run(ctx, connections, settings.seconds);
       // CPU per request only where one row is one measured window.
       const measured = Array.isArray(result)
@@ -264,7 +268,12 @@ async function openPooled(database, cleanup, { roleSettings }) {
     },
   });
   const prepared = bouncer.prepared ? 'statements prepared' : 'nothing prepared';
-  Object.assign(pooled, { pgBouncerVersion: bouncer.version, prepared: bouncer.prepared, roleSettings });
+  Object.assign(pooled, {
+    pgBouncerVersion: bouncer.version,
+    prepared: bouncer.prepared,
+    roleSettings,
+    poolerPid: bouncer.pid,
+  });
   log(
     `server via PgBouncer ${bouncer.version} (transaction pooling, ${prepared}): pid ${pooled.pid}, ${pooled.url}, log in bench/results/server-pooled.log`,
   );

@@ -66,23 +66,29 @@ async function findPostmaster(url) {
   }
 }
 
-/** Starts a measurement; `end(requests)` gives µs of CPU per request for each side. */
-function startCpuMeasure({ serverPid, postmasterPid }) {
-  const before = {
+/**
+ * Starts a measurement; `end(requests)` gives µs of CPU per request for each side: the
+ * server, PostgreSQL, and the PgBouncer in between when there is one (`poolerPid`).
+ */
+function startCpuMeasure({ serverPid, postmasterPid, poolerPid }) {
+  const read = () => ({
     server: serverPid ? processTicks(serverPid) : null,
     pg: postmasterPid ? postgresTicks(postmasterPid) : null,
-  };
+    pooler: poolerPid ? processTicks(poolerPid) : null,
+  });
+  const before = read();
   return {
     end(requests) {
-      const after = {
-        server: serverPid ? processTicks(serverPid) : null,
-        pg: postmasterPid ? postgresTicks(postmasterPid) : null,
-      };
+      const after = read();
       const perRequest = (key) =>
         before[key] === null || after[key] === null || !requests
           ? null
           : Math.round(((after[key] - before[key]) * 1e6) / TICKS_PER_SECOND / requests);
-      return { serverCpuUs: perRequest('server'), pgCpuUs: perRequest('pg') };
+      return {
+        serverCpuUs: perRequest('server'),
+        pgCpuUs: perRequest('pg'),
+        ...(poolerPid ? { poolerCpuUs: perRequest('pooler') } : {}),
+      };
     },
   };
 }

@@ -40,6 +40,8 @@ const RATIOS = [
 ];
 const REPORTED = [
   { figure: 'idempotent create p99 (ms)', row: 'create-key', metric: 'p99', connections: [50] },
+  // What the pooler itself spends, on the same cores (docs/benchmarks.md, "Behind PgBouncer").
+  { figure: 'PgBouncer CPU µs per idempotent create via PgBouncer', row: 'create-key-pooled', metric: 'poolerCpuUs' },
   { figure: 'webhook deliveries/s, 1/2 duplicates', row: 'webhooks', metric: 'rps' },
   { figure: 'webhook deliveries/s, all new', row: 'webhooks-new', metric: 'rps' },
   { figure: 'webhook deliveries/s, all duplicates', row: 'webhooks-dup', metric: 'rps' },

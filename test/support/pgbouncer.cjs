@@ -76,6 +76,8 @@ async function startPgBouncer(upstreamUrl) {
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`pgbouncer exited with ${code}`))));
   });
   await waitForPort(port);
+  // It daemonised (-d): the pid it wrote, so that the bench can read its CPU time.
+  const pid = Number(readFileSync(join(dir, 'pgbouncer.pid'), 'utf8'));
   const url = new URL(upstreamUrl);
   url.port = String(port);
   url.hostname = '127.0.0.1';
@@ -83,9 +85,10 @@ async function startPgBouncer(upstreamUrl) {
     url: url.toString(),
     version,
     prepared,
+    pid,
     stop: async () => {
       try {
-        process.kill(Number(readFileSync(join(dir, 'pgbouncer.pid'), 'utf8')), 'SIGTERM');
+        process.kill(pid, 'SIGTERM');
       } catch {
         // already gone
       }
