@@ -69,7 +69,7 @@ export class Connections {
       server.emit('request', request, response),
     );
     // Node would say 100 Continue before anything has looked at the request; it is said
-    // when the body is about to be read instead (KukoFastifyAdapter's preParsing hook).
+    // once the request is routed instead (KukoFastifyAdapter's onRequest hook).
     server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
       this.awaitingContinue.add(request);
       server.emit('request', request, response);
