@@ -7,7 +7,7 @@
 // keeps protocol-level prepared statements (max_prepared_statements), and `prepared`
 // says whether it does.
 const { execFileSync, spawn } = require('node:child_process');
-const { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
+const { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } = require('node:fs');
 const { createServer } = require('node:net');
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
@@ -77,7 +77,7 @@ async function startPgBouncer(upstreamUrl) {
   });
   await waitForPort(port);
   // It daemonised (-d): the pid it wrote, so that the bench can read its CPU time.
-  const pid = Number(readFileSync(join(dir, 'pgbouncer.pid'), 'utf8'));
+  const pid = await readPidfile(join(dir, 'pgbouncer.pid'));
   const url = new URL(upstreamUrl);
   url.port = String(port);
   url.hostname = '127.0.0.1';
@@ -95,6 +95,17 @@ async function startPgBouncer(upstreamUrl) {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** The daemon's pid, once it has written it (not necessarily before it listens). */
+async function readPidfile(path, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const pid = Number.parseInt(existsSync(path) ? readFileSync(path, 'utf8') : '', 10);
+    if (pid > 0) return pid;
+    if (Date.now() > deadline) throw new Error(`pgbouncer wrote no pid to ${path}`);
+    await new Promise((pause) => setTimeout(pause, 50));
+  }
 }
 
 async function waitForPort(port, timeoutMs = 10_000) {
