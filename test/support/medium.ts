@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import type { RequestAuth } from '../../src/common/auth/request-auth';
 import { newId } from '../../src/common/ids';
-import { dataSourceOptions } from '../../src/database/data-source-options';
+import { dataSourceFor, dbOptions } from '../../src/database/database-setup';
 import { Db } from '../../src/database/db';
 import { ApiKeysRepository } from '../../src/merchants/api-keys.repository';
 import { ApiKeysService } from '../../src/merchants/api-keys.service';
@@ -16,7 +16,7 @@ import { RefundEventsHandler } from '../../src/refunds/refund-events.handler';
 import { RefundsRepository } from '../../src/refunds/refunds.repository';
 import { RefundsService } from '../../src/refunds/refunds.service';
 import type { WebhookEvent } from '../../src/webhooks/webhook-event';
-import { loadConfig, PoolMode } from '../../src/config/app-config';
+import { loadConfig } from '../../src/config/app-config';
 import { NotificationSecretsRepository } from '../../src/merchants/notification-secrets.repository';
 import { NotificationSecrets } from '../../src/merchants/notification-secrets.service';
 import { EventRecorder } from '../../src/notifications/event-recorder.service';
@@ -51,18 +51,21 @@ export async function startMedium(): Promise<MediumContext> {
   const database = await createTestDatabase();
   // Through the run's pooler when it has one, as the application would connect.
   const env = databaseEnv(database.url);
-  const mode = (env.DATABASE_POOL_MODE ?? 'session') as PoolMode;
-  const preparedStatements = env.DATABASE_POOL_PREPARED_STATEMENTS === 'on';
-  if (env.DATABASE_DIRECT_URL) await runMigrations(env.DATABASE_DIRECT_URL);
-  const options = dataSourceOptions(database.url, { mode, pipeline: preparedStatements });
-  const dataSource = new DataSource({ ...options, migrationsRun: !env.DATABASE_DIRECT_URL });
+  const config = loadConfig(env);
+  if (config.databaseDirectUrl) await runMigrations(config.databaseDirectUrl);
+  // Db and its pool as the service builds them (the pooler's mode, its prepared
+  // statements, the limits per transaction or on the role), not a copy of that choice.
+  const options = dbOptions(database.url, config);
+  const dataSource = new DataSource({
+    ...dataSourceFor(database.url, options),
+    migrationsRun: !config.databaseDirectUrl,
+  });
   await dataSource.initialize();
-  const db = new Db(dataSource, { mode, poolSize: 20, preparedStatements });
+  const db = new Db(dataSource, options);
   const ordersRepository = new OrdersRepository(db);
   const refundsRepository = new RefundsRepository(db);
   const merchantsRepository = new MerchantsRepository(db);
   const apiKeys = new ApiKeysService(db, new ApiKeysRepository(db), merchantsRepository);
-  const config = loadConfig(env);
   const secrets = new NotificationSecrets(db, new NotificationSecretsRepository(db), merchantsRepository, config);
   const merchants = new MerchantsService(db, merchantsRepository, apiKeys, secrets);
   const events = new EventRecorder(new EventsRepository(db), config);
