@@ -10,6 +10,7 @@ import {
   NEW_SECRET,
   paymentSucceeded,
   SECRET,
+  signBytes,
   WEBHOOK_ENV,
 } from './support/webhooks';
 
@@ -154,6 +155,20 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
         'created_at',
       ],
       [
+        'with a created_at on a day that does not exist',
+        '{"id":"evt_same","type":"x","created_at":"2020-02-30T00:00:00Z","data":{}}',
+        400,
+        'parameter_invalid',
+        'created_at',
+      ],
+      [
+        'with a created_at at hour 24',
+        '{"id":"evt_same","type":"x","created_at":"2026-11-29T24:00:00Z","data":{}}',
+        400,
+        'parameter_invalid',
+        'created_at',
+      ],
+      [
         'without a type',
         '{"id":"evt_same","created_at":"2026-11-29T08:00:00Z","data":{}}',
         400,
@@ -206,6 +221,47 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       const response = await deliver(t, { body, id: 'evt_same' });
       expectError(response, status, error, param);
       expect(await eventRows('evt_same')).toEqual([]);
+    });
+
+    it('refuses an event id too long to be a deduplication key (400, not 500), recording nothing', async () => {
+      const order = await createOrder(t, merchant.testKey);
+      const long = `evt_${'x'.repeat(2996)}`;
+      const response = await deliverEvent(t, paymentSucceeded(order.id, {}, long), { id: long });
+      expectError(response, 400, 'parameter_invalid', 'id');
+      expect(await eventRows(long)).toEqual([]);
+      const longest = `evt_${'x'.repeat(251)}`;
+      expectSuccess(await deliverEvent(t, paymentSucceeded(order.id, {}, longest), { id: longest }), 200);
+    });
+
+    // The verifier signs text: bytes that are not UTF-8 must not be checked as their
+    // decoded form (U+FFFD), which another, valid body could share.
+    it('refuses a body that is not UTF-8 as invalid_json, however it is signed, recording nothing', async () => {
+      const order = await createOrder(t, merchant.testKey);
+      const id = newEventId();
+      const event = JSON.stringify(paymentSucceeded(order.id, { provider_payment_id: 'pay_\uFFFD' }, id));
+      const [before, after] = event.split('\uFFFD');
+      const bytes = Buffer.concat([Buffer.from(before), Buffer.from([0xff]), Buffer.from(after)]);
+      const timestamp = new Date();
+      const send = (signature: string) =>
+        t
+          .http()
+          .post('/v1/webhooks/kukopay')
+          .set('Content-Type', 'application/json')
+          .set('webhook-id', id)
+          .set('webhook-timestamp', String(Math.floor(timestamp.getTime() / 1000)))
+          .set('webhook-signature', signature)
+          // As the bytes are: superagent would write a Buffer as JSON for this content type.
+          .serialize((body: Buffer) => body as unknown as string)
+          .send(bytes);
+      // Signed over the bytes sent, and over the text they decode to with a replacement.
+      for (const signature of [
+        signBytes(SECRET, id, timestamp, bytes),
+        new Webhook(SECRET).sign(id, timestamp, event),
+      ]) {
+        expectError(await send(signature), 400, 'invalid_json');
+      }
+      expect(await eventRows(id)).toEqual([]);
+      expect((await orderRow(order.id)).status).toBe('pending');
     });
 
     // RFC 8259 §8.1 lets a parser ignore one (docs/errors.md); the signature covers it.

@@ -1,6 +1,6 @@
 import secureJsonParse from 'secure-json-parse';
 import { DomainError } from '../common/errors/domain-error';
-import { utf8Text } from '../common/http/kuko-fastify-adapter';
+import { charCount } from '../common/validation/validators';
 import { isJsonObject, refuseUnstorableJson } from '../common/validation/storable-json';
 
 /** A provider event as posted: `{id, type, created_at, data}` (docs/webhooks.md). */
@@ -12,17 +12,33 @@ export interface WebhookEvent {
 }
 
 /** A date-time as RFC 3339 writes it (an offset, optional fractions of a second). */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-](\d{2}):(\d{2}))$/;
+/** Longer than any provider's event ids (Standard Webhooks' and Stripe's are under 40). */
+export const MAX_EVENT_ID_CHARS = 255;
 
 /**
- * Parses a body whose signature has been verified. Not JSON, empty, or not shaped like an
- * event: refused, and nothing is recorded.
+ * RFC 3339's form with a date that exists and times in range (§5.6, a leap second
+ * included). Date.parse alone would take 2020-02-30 as 1 March.
  */
-export function parseWebhookEvent(raw: Buffer, webhookId: string): WebhookEvent {
-  if (raw.length === 0) throw new DomainError('invalid_json', 'The webhook body is empty.');
+export function isRfc3339Time(text: string): boolean {
+  const match = RFC3339.exec(text);
+  if (!match) return false;
+  const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
+  const offset = match[9] === undefined ? [0, 0] : [Number(match[9]), Number(match[10])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  const realDay = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+  return realDay && hour <= 23 && minute <= 59 && second <= 60 && offset[0] <= 23 && offset[1] <= 59;
+}
+
+/**
+ * Parses a body (its UTF-8 text) whose signature has been verified. Not JSON, empty, or not
+ * shaped like an event: refused, and nothing is recorded.
+ */
+export function parseWebhookEvent(text: string, webhookId: string): WebhookEvent {
+  if (text.length === 0) throw new DomainError('invalid_json', 'The webhook body is empty.');
   let body: unknown;
   try {
-    body = secureJsonParse.parse(utf8Text(raw, 'The webhook body'), {
+    body = secureJsonParse.parse(text, {
       protoAction: 'error',
       constructorAction: 'error',
     });
@@ -41,7 +57,12 @@ export function parseWebhookEvent(raw: Buffer, webhookId: string): WebhookEvent 
       throw invalid(`The event's ${field} must be a non-empty string.`, field);
     }
   }
-  if (!RFC3339.test(event.created_at as string) || Number.isNaN(Date.parse(event.created_at as string))) {
+  // The id is the deduplication key (webhook_events' primary key): bounded, so that no
+  // id can be too long for its index entry.
+  if (charCount(event.id as string) > MAX_EVENT_ID_CHARS) {
+    throw invalid(`The event's id must be at most ${MAX_EVENT_ID_CHARS} characters.`, 'id');
+  }
+  if (!isRfc3339Time(event.created_at as string)) {
     throw invalid("The event's created_at must be an RFC 3339 time, such as 2026-11-29T08:00:00Z.", 'created_at');
   }
   if (typeof event.data !== 'object' || event.data === null || Array.isArray(event.data)) {

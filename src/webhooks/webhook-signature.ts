@@ -16,13 +16,15 @@ export interface VerifiedDelivery {
 
 /**
  * Standard Webhooks verification over the raw body bytes, with the maintained verifier.
+ * The verifier signs the body as a string, UTF-8 encoded; `body` is the text of bytes
+ * checked to be valid UTF-8 (utf8Text), so that encoding gives back exactly the bytes sent.
  * Any of the provider's secrets may match (rotation); every secret is tried, so that an
  * event signed with both a test and a live secret may touch both. The `svix-*` header
  * names, which many providers send, are read when the `webhook-*` ones are absent.
  */
 export function verifyWebhookSignature(
   secrets: readonly WebhookSecret[],
-  raw: Buffer,
+  body: string,
   headers: IncomingHttpHeaders,
 ): VerifiedDelivery {
   const signed: Record<string, string> = {};
@@ -42,7 +44,7 @@ export function verifyWebhookSignature(
   const environments = new Set<Environment>();
   for (const { verifier, environments: allowed } of secrets) {
     try {
-      verifier.verify(raw, signed, { jsonParse: false });
+      verifier.verify(body, signed, { jsonParse: false });
       for (const environment of allowed) environments.add(environment);
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;

@@ -3,6 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../common/errors/domain-error';
 import { WithStatus } from '../common/http/api-response';
+import { utf8Text } from '../common/http/kuko-fastify-adapter';
 import { addLogFields } from '../common/logging/request-logging';
 import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData } from '../common/openapi/api-success.decorator';
@@ -18,7 +19,8 @@ const NOT_CONFIGURED_RETRY_AFTER = '60';
 
 /**
  * Provider webhooks. No API key and no Idempotency-Key: the signature authenticates, the
- * event id deduplicates. The body is verified as raw bytes before it is parsed.
+ * event id deduplicates. The body is verified as sent (its UTF-8 text, which is exactly
+ * its bytes) before it is parsed.
  */
 @ApiStandardErrors('public')
 @ApiTags('webhooks')
@@ -50,8 +52,11 @@ export class WebhooksController {
     if (!verifiers) throw new DomainError('resource_missing', `No webhook provider named '${provider}'.`, 'provider');
 
     const raw = request.rawBody ?? Buffer.alloc(0);
-    const { webhookId, environments } = verifyWebhookSignature(verifiers, raw, request.headers);
-    const event = parseWebhookEvent(raw, webhookId);
+    // Refused before the signature is checked: the verifier signs the body as text, so
+    // bytes that are not UTF-8 would be checked as their decoded form, not as sent.
+    const text = utf8Text(raw, 'The webhook body');
+    const { webhookId, environments } = verifyWebhookSignature(verifiers, text, request.headers);
+    const event = parseWebhookEvent(text, webhookId);
     const result = await this.receiver.receive(provider, event, environments);
 
     addLogFields(request, {
