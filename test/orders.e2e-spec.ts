@@ -101,6 +101,15 @@ describe('orders', () => {
     ['notify_url', 'parameter_invalid', 'ftp://merchant.example'],
     ['notify_url', 'parameter_invalid', '/relative'],
     ['notify_url', 'parameter_invalid', `https://merchant.example/${'p'.repeat(2048)}`],
+    // Forms the WHATWG parser would rewrite into another URL, and a port nothing listens on.
+    ['notify_url', 'parameter_invalid', ' https://merchant.example/notify'],
+    ['notify_url', 'parameter_invalid', 'https:\\\\merchant.example/notify'],
+    ['notify_url', 'parameter_invalid', 'https:///merchant.example/notify'],
+    ['notify_url', 'parameter_invalid', 'https:merchant.example/notify'],
+    ['notify_url', 'parameter_invalid', 'https://merchant.example/no tify'],
+    ['notify_url', 'parameter_invalid', 'https://merchant.exa\nmple/notify'],
+    ['notify_url', 'parameter_invalid', 'https://merchant.example:0/notify'],
+    ['return_url', 'parameter_invalid', 'https:///merchant.example/done'],
     ['return_url', 'parameter_invalid', 'javascript:alert(1)'],
     ['metadata', 'parameter_invalid', 'not an object'],
     ['metadata', 'parameter_invalid', ['a']],
@@ -131,6 +140,14 @@ describe('orders', () => {
     );
     expectSuccess(response, 201);
     expect(response.body.data.amount).toBe(100000000000);
+  });
+
+  it('stores URLs as written, where RFC 3986 allows the form (scheme and host in any case, a port, a query)', async () => {
+    const notifyUrl = 'HTTPS://Merchant.Example:8443/notify?order=1#part';
+    const returnUrl = 'https://merchant.example/done?a=%20b';
+    const response = await post(orderBody({ notify_url: notifyUrl, return_url: returnUrl }));
+    expectSuccess(response, 201);
+    expect(response.body.data).toMatchObject({ notify_url: notifyUrl, return_url: returnUrl });
   });
 
   it('refuses unknown fields', async () => {

@@ -51,17 +51,29 @@ export function IsCurrencyCode(options?: ValidationOptions) {
 }
 
 /**
+ * An absolute URL as RFC 3986 writes one: a scheme, `//` and a host, with no whitespace,
+ * control character or backslash anywhere. The WHATWG parser behind `new URL` would take
+ * more and silently rewrite it (` https://a`, `https:\\a`, `https:///a` and `https:a` all
+ * become `https://a/`), so the URL stored and answered would not be the one used.
+ */
+const ABSOLUTE_AS_WRITTEN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]/;
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
+const NOT_IN_A_URL = /[\u0000-\u0020\u007f\\]/;
+
+/**
  * An absolute URL without credentials, of at most 2048 characters, whose scheme and host
  * `accepts` takes: the one form check behind every URL field (IsCallbackUrl, IsNotifyUrl).
+ * Port 0 is refused: nothing can be reached there.
  */
 export function IsWebUrl(name: string, accepts: (url: URL) => boolean, message: string, options?: ValidationOptions) {
   return custom(
     name,
     (value) => {
       if (typeof value !== 'string' || charCount(value) > 2048) return false;
+      if (!ABSOLUTE_AS_WRITTEN.test(value) || NOT_IN_A_URL.test(value)) return false;
       try {
         const url = new URL(value);
-        return !url.username && !url.password && accepts(url);
+        return !url.username && !url.password && url.port !== '0' && accepts(url);
       } catch {
         return false;
       }
