@@ -1,6 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
+import { MAX_EVENT_ID_CHARS } from './webhook-event';
 
 /**
  * The provider's events as this service reads them (payment-events.handler.ts,
@@ -13,7 +14,12 @@ const ORDER_ID = { ...TEXT, example: 'ord_89ec5e4902673c9c25cbd9b6704be3d1' };
 const REFUND_ID = { ...TEXT, example: 'rf_0d4b3c2a19f8e7d6c5b4a39281706f5e' };
 
 abstract class ProviderEventBase {
-  @ApiProperty({ ...TEXT, description: 'Must equal the webhook-id header', example: 'evt_demo_1' })
+  @ApiProperty({
+    ...TEXT,
+    maxLength: MAX_EVENT_ID_CHARS,
+    description: 'Must equal the webhook-id header',
+    example: 'evt_demo_1',
+  })
   id!: string;
 
   @ApiProperty({ ...TEXT, example: '2026-09-21T08:01:00Z' })
