@@ -163,6 +163,28 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     expect(merchant.secrets.test).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
   });
 
+  it('stores the answer of a keyed roll sealed under ENCRYPTION_KEY, and replays the secret it showed', async () => {
+    const owner = await createMerchant(t, 'Sealed');
+    const key = randomUUID();
+    const roll = () =>
+      t
+        .http()
+        .post('/v1/account/notification_secret/roll')
+        .set('X-Api-Key', owner.testKey)
+        .set('Idempotency-Key', key);
+    const first = await roll();
+    expectSuccess(first, 200);
+    const secret = first.body.data.secret as string;
+    const { rows } = await t.db.pool.query('SELECT response_body FROM idempotency_keys WHERE key = $1', [key]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0].response_body).toMatch(/^enc:v1:/);
+    expect(rows[0].response_body).not.toContain(secret.slice('whsec_'.length));
+    const replay = await roll();
+    expectSuccess(replay, 200);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect(replay.body).toEqual(first.body);
+  });
+
   it('still signs with a secret stored before ENCRYPTION_KEY was set, and gives a merchant without one its first', async () => {
     const plain = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
     const [early, bare] = [await createMerchant(plain, 'Early'), await createMerchant(plain, 'Bare')];

@@ -30,6 +30,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { toErrorResponse } from '../common/errors/error-response';
 import { ApiResponse } from '../common/http/api-response';
 import { REQUEST_ID_HEADER } from '../common/http/request-id';
+import { openSecret, sealSecret } from '../common/secret-box';
 import { addLogFields } from '../common/logging/request-logging';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
@@ -37,7 +38,7 @@ import { Db } from '../database/db';
 import { isSerializationFailure, isStalePlan, isUniqueViolation } from '../database/pg-errors';
 import { fingerprint } from './canonical-json';
 import { IDEMPOTENCY_KEY_HEADER, parseIdempotencyKey } from './idempotency-key-header';
-import { isIdempotentRoute } from './idempotent.decorator';
+import { idempotentOptions } from './idempotent.decorator';
 import { concretePath } from './idempotency-scope';
 import {
   IdempotencyKeysRepository,
@@ -68,7 +69,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    if (!isIdempotentRoute(context)) return next.handle();
+    const options = idempotentOptions(context);
+    if (options === null) return next.handle();
     const key = parseIdempotencyKey(request.raw.rawHeaders);
     const run = () => lastValueFrom(next.handle()) as Promise<ApiResponse>;
     if (key === null) return from(this.withRetries(run, false));
@@ -82,7 +84,8 @@ export class IdempotencyInterceptor implements NestInterceptor {
     };
     const prefetched = request.prefetchedAnswer?.key === key ? request.prefetchedAnswer.stored : null;
     if (prefetched) return from([this.answerFromStore(request, prefetched, incoming)]);
-    return from(this.withRetries(() => this.executeKeyed(request, scope, incoming, run), true));
+    const sealed = options.answerHoldsSecret === true;
+    return from(this.withRetries(() => this.executeKeyed(request, scope, incoming, run, sealed), true));
   }
 
   private async executeKeyed(
@@ -90,6 +93,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
     scope: KeyScope,
     incoming: StoredRequest,
     run: () => Promise<ApiResponse>,
+    sealed: boolean,
   ): Promise<ApiResponse> {
     let executed = false;
     try {
@@ -105,8 +109,9 @@ export class IdempotencyInterceptor implements NestInterceptor {
             );
           }
           const answer = await this.runAfterSavepoint(request, run);
+          const stored = sealed ? this.sealedAnswer(answer) : answer;
           this.db.beforeCommit(
-            ...this.keys.saveStatements(scope, claim, incoming, answer, request.id, this.config.idempotencyTtlSeconds),
+            ...this.keys.saveStatements(scope, claim, incoming, stored, request.id, this.config.idempotencyTtlSeconds),
           );
           executed = true;
           return answer;
@@ -153,11 +158,25 @@ export class IdempotencyInterceptor implements NestInterceptor {
     }
     this.logOutcome(request, 'replayed', { original_request_id: stored.requestId });
     const { response } = stored;
-    return new ApiResponse(response.status, response.body, {
+    // A sealed answer (see sealedAnswer) is opened; any other text is returned as it is.
+    const body = openSecret(response.json, this.config.notifications.encryptionKey);
+    return new ApiResponse(response.status, body, {
       ...response.headers,
       [REQUEST_ID_HEADER]: stored.requestId,
       'Idempotent-Replayed': 'true',
     });
+  }
+
+  /**
+   * The answer of a route whose answer shows a secret, as it is stored: its body sealed
+   * under ENCRYPTION_KEY (as the secret is where it is kept), else as it is.
+   */
+  private sealedAnswer(answer: ApiResponse): ApiResponse {
+    return new ApiResponse(
+      answer.status,
+      sealSecret(answer.json, this.config.notifications.encryptionKey),
+      answer.headers,
+    );
   }
 
   /**

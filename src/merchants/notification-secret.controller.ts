@@ -20,7 +20,7 @@ export class NotificationSecretController {
   /** A new secret for the key's environment, shown once; the old one signs beside it for 24 hours. */
   @Post('roll')
   @TakesNoBody()
-  @Idempotent()
+  @Idempotent({ answerHoldsSecret: true })
   @ApiOperation({
     operationId: 'rollNotificationSecret',
     summary: "Roll the notification secret of the key's environment",

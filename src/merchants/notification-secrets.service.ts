@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { RequestAuth } from '../common/auth/request-auth';
 import type { AppConfig } from '../config/app-config';
@@ -7,7 +8,7 @@ import { Db } from '../database/db';
 import { ENVIRONMENTS, Environment } from '../domain/environment';
 import { MerchantsRepository } from './merchants.repository';
 import { NotificationSecretsRepository } from './notification-secrets.repository';
-import { generateNotificationSecret, openSecret, sealSecret } from './secret-box';
+import { openSecret, sealSecret } from '../common/secret-box';
 
 /** How long a rolled secret keeps signing beside the new one. */
 const ROLL_OVERLAP_SECONDS = 24 * 3600;
@@ -63,4 +64,9 @@ export class NotificationSecrets {
   private seal(secret: string): string {
     return sealSecret(secret, this.config.notifications.encryptionKey);
   }
+}
+
+/** `whsec_` and the base64 of 32 random bytes (Standard Webhooks). */
+function generateNotificationSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
 }

@@ -1,17 +1,13 @@
 /**
- * Notification secrets at rest: AES-256-GCM under ENCRYPTION_KEY when it is set
- * (`enc:v1:<iv>:<tag>:<ciphertext>`, base64), else the `whsec_…` text as it is
- * (docs/notifications.md says so plainly). Both forms can be read whatever the setting,
- * so setting the key later needs no migration of the rows already stored.
+ * Secrets at rest: AES-256-GCM under ENCRYPTION_KEY when it is set
+ * (`enc:v1:<iv>:<tag>:<ciphertext>`, base64), else the text as it is (docs/notifications.md
+ * says so plainly). Notification secrets are kept so, and so is a stored answer that shows
+ * one (@Idempotent({ answerHoldsSecret: true })). Both forms can be read whatever the
+ * setting, so setting the key later needs no migration of the rows already stored.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 
 const PREFIX = 'enc:v1:';
-
-/** `whsec_` and the base64 of 32 random bytes (Standard Webhooks). */
-export function generateNotificationSecret(): string {
-  return `whsec_${randomBytes(32).toString('base64')}`;
-}
 
 export function sealSecret(secret: string, key: Buffer | null): string {
   if (!key) return secret;
@@ -23,7 +19,7 @@ export function sealSecret(secret: string, key: Buffer | null): string {
 
 export function openSecret(stored: string, key: Buffer | null): string {
   if (!stored.startsWith(PREFIX)) return stored;
-  if (!key) throw new Error('a notification secret is encrypted but ENCRYPTION_KEY is not set');
+  if (!key) throw new Error('a secret is stored encrypted but ENCRYPTION_KEY is not set');
   const [iv, tag, sealed] = stored
     .slice(PREFIX.length)
     .split(':')
