@@ -21,12 +21,27 @@ describe('destination checks', () => {
     '64:ff9b::a00:1',
     '2002:c0a8:101::',
     '2001:db8::1',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:7f00:1',
+    '0::ffff:0:a00:1',
+    '::1.2.3.4',
+    '::8.8.8.8',
+    '3fff::1',
+    '5f00::1',
+    '64:ff9b:1::8.8.8.8',
     'not an address',
   ])('forbids %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(true);
   });
 
-  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8'])('allows %s', (address) => {
+  it.each([
+    '93.184.216.34',
+    '8.8.8.8',
+    '2606:4700:4700::1111',
+    '::ffff:8.8.8.8',
+    '::ffff:0:8.8.8.8',
+    '64:ff9b::8.8.8.8',
+  ])('allows %s', (address) => {
     expect(isForbiddenAddress(address)).toBe(false);
   });
 

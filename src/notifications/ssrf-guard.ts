@@ -28,11 +28,16 @@ for (const [network, prefix] of [
   FORBIDDEN.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
+  // The rest of the reserved ::/8 (the deprecated IPv4-compatible ::a.b.c.d among it) is
+  // refused by isForbiddenAddress: BlockList reads IPv4 addresses as mapped into it.
   ['::', 128], // unspecified
   ['::1', 128],
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215)
   ['100::', 64], // discard
   ['2001::', 23], // IETF protocol assignments, Teredo included
   ['2001:db8::', 32], // documentation
+  ['3fff::', 20], // documentation (RFC 9637)
+  ['5f00::', 16], // segment routing (RFC 9602)
   ['fc00::', 7], // unique-local
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
@@ -49,19 +54,23 @@ export function isForbiddenAddress(address: string): boolean {
   if (family !== 6) return true;
   const embedded = embeddedIpv4(bare);
   if (embedded !== null) return FORBIDDEN.check(embedded, 'ipv4');
+  // ::/8 is reserved; the IPv4 addresses embedded in it were checked above.
+  if ((expandIpv6(bare)?.[0] ?? 0) < 0x100) return true;
   return FORBIDDEN.check(bare, 'ipv6');
 }
 
 /**
- * The IPv4 address inside IPv4-mapped (::ffff:0:0/96), IPv4-compatible (::/96), NAT64
- * (64:ff9b::/96) and 6to4 (2002::/16) addresses; these reach the IPv4 address's network.
+ * The IPv4 address inside IPv4-mapped (::ffff:0:0/96), IPv4-translated (::ffff:0:0:0/96,
+ * SIIT), NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses; these reach the IPv4
+ * address's network.
  */
 function embeddedIpv4(address: string): string | null {
   const groups = expandIpv6(address);
   if (groups === null) return null;
   const zeros = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
   const v4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
-  if (zeros(0, 5) && (groups[5] === 0xffff || groups[5] === 0)) return v4(groups[6], groups[7]);
+  if (zeros(0, 5) && groups[5] === 0xffff) return v4(groups[6], groups[7]);
+  if (zeros(0, 4) && groups[4] === 0xffff && groups[5] === 0) return v4(groups[6], groups[7]);
   if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return v4(groups[6], groups[7]);
   if (groups[0] === 0x2002) return v4(groups[1], groups[2]);
   return null;
