@@ -139,6 +139,27 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectRawError(await rawExchange(port, [request]), status, error);
     });
 
+    it('answers a request whose client half-closes its side once it is sent, then closes', async () => {
+      const body = JSON.stringify(orderBody());
+      const request =
+        `POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `X-Api-Key: ${merchant.testKey}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+      const text = await new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => socket.end(request));
+        const received: Buffer[] = [];
+        const giveUp = setTimeout(() => reject(new Error('the server did not close the connection')), 10_000);
+        socket.on('data', (chunk) => received.push(chunk));
+        socket.on('close', () => {
+          clearTimeout(giveUp);
+          resolve(Buffer.concat(received).toString('utf8'));
+        });
+      });
+      expect(text).toMatch(/^HTTP\/1\.1 201 /);
+      const { data } = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)) as { data: { id: string } };
+      const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE id = $1', [data.id]);
+      expect(rows).toHaveLength(1);
+    });
+
     it('serves a request whose Expect it does not know as if it had none', async () => {
       const answer = await rawExchange(port, [
         `GET /v1/orders/ord_missing HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: bogus\r\n` +

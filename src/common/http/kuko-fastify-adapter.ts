@@ -82,6 +82,11 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     this.connections = late.connections = new Connections(fastify.server);
     // Headers are bounded by size (16 KiB), not by count: Node would drop those past 2000.
     fastify.server.maxHeadersCount = 0;
+    // A client that half-closes its side once its request is sent (shutdown(SHUT_WR), as
+    // `nc -N` does) still gets the answer: Node would abort the request and close at once,
+    // and the write would commit unanswered. The connection ends after that answer. (The
+    // switch is Node's own, read by its HTTP server since 0.x, though not in its types.)
+    (fastify.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
     fastify.addHook('preClose', (done) => {
       this.connections.drain();
       done();
