@@ -440,6 +440,21 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectSuccess(plain, 201);
     });
 
+    it('refuses a transfer coding beside chunked (415, naming Transfer-Encoding), storing nothing', async () => {
+      const key = randomUUID();
+      const body = JSON.stringify(orderBody());
+      const chunked = (codings: string) =>
+        `POST /v1/orders HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Type: application/json\r\n` +
+        `X-Api-Key: ${merchant.testKey}\r\nIdempotency-Key: ${key}\r\nTransfer-Encoding: ${codings}\r\n\r\n` +
+        `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+      const refused = await rawExchange(port, [chunked('gzip, chunked')]);
+      expectRawError(refused, 415, 'unsupported_media_type');
+      expect(refused.body.param).toBe('Transfer-Encoding');
+      const { rows } = await t.db.pool.query('SELECT 1 FROM idempotency_keys WHERE key = $1', [key]);
+      expect(rows).toHaveLength(0);
+      expect((await rawExchange(port, [chunked('chunked')])).status).toBe(201);
+    });
+
     it('answers an id longer than any object has as missing, not as a malformed URL', async () => {
       const response = await t
         .http()

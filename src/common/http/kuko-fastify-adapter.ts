@@ -130,17 +130,29 @@ export class KukoFastifyAdapter extends FastifyAdapter {
 }
 
 /**
- * Bodies are read as sent: a compressed one (Content-Encoding: gzip …) would otherwise be
- * parsed as if it were plain JSON, and fail as invalid_json, or, worse, not fail.
+ * Bodies are read as sent: a compressed one (Content-Encoding: gzip …, or a transfer
+ * coding beside chunked, `Transfer-Encoding: gzip, chunked`, which Node's parser
+ * dechunks and otherwise ignores) would otherwise be parsed as if it were plain JSON, and
+ * fail as invalid_json, or, worse, not fail.
  */
 function refuseContentEncoding(request: FastifyRequest): void {
   const encoding = request.headers['content-encoding']?.trim().toLowerCase();
-  if (encoding === undefined || encoding === '' || encoding === 'identity') return;
-  throw new DomainError(
-    'unsupported_media_type',
-    `Content-Encoding ${encoding} is not supported: send the body uncompressed.`,
-    'Content-Encoding',
-  );
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+    throw new DomainError(
+      'unsupported_media_type',
+      `Content-Encoding ${encoding} is not supported: send the body uncompressed.`,
+      'Content-Encoding',
+    );
+  }
+  const codings = (request.headers['transfer-encoding'] ?? '').split(',').map((each) => each.trim().toLowerCase());
+  const other = codings.find((coding) => coding !== '' && coding !== 'chunked');
+  if (other !== undefined) {
+    throw new DomainError(
+      'unsupported_media_type',
+      `Transfer-Encoding ${other} is not supported: send the body uncompressed (chunked is fine).`,
+      'Transfer-Encoding',
+    );
+  }
 }
 
 // A leading byte order mark is kept in the text: the JSON parser ignores one
