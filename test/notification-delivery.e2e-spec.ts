@@ -167,11 +167,7 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     const owner = await createMerchant(t, 'Sealed');
     const key = randomUUID();
     const roll = () =>
-      t
-        .http()
-        .post('/v1/account/notification_secret/roll')
-        .set('X-Api-Key', owner.testKey)
-        .set('Idempotency-Key', key);
+      t.http().post('/v1/account/notification_secret/roll').set('X-Api-Key', owner.testKey).set('Idempotency-Key', key);
     const first = await roll();
     expectSuccess(first, 200);
     const secret = first.body.data.secret as string;

@@ -232,6 +232,17 @@ describe('the OpenAPI document as a contract for real traffic', () => {
       expectError(expectConforming(closeNul), 400, 'parameter_invalid', 'a');
       const badLimit = await api.send({ method: 'get', path: '/v1/orders?limit=0', headers: keyed() });
       expectError(expectRefusedByBoth(badLimit), 400, 'parameter_invalid', 'limit');
+      // URL forms: what the server refuses the document's pattern refuses, and the reverse.
+      for (const url of ['https://u@merchant.example/n', 'https://merchant.example/a b', 'https:///merchant.example']) {
+        const refused = await createOrder(orderBody({ notify_url: url }));
+        expectError(expectRefusedByBoth(refused), 400, 'parameter_invalid', 'notify_url');
+      }
+      for (const [field, url] of [
+        ['notify_url', 'HTTPS://Merchant.Example:8443/n?x=1'],
+        ['return_url', 'HTTP://LOCALHOST:3000/done'],
+      ]) {
+        expectSuccess(expectConforming(await createOrder(orderBody({ [field]: url }))), 201);
+      }
     });
 
     it('400 refusals of well-formed requests, and their replay', async () => {

@@ -109,6 +109,7 @@ describe('orders', () => {
     ['notify_url', 'parameter_invalid', 'https://merchant.example/no tify'],
     ['notify_url', 'parameter_invalid', 'https://merchant.exa\nmple/notify'],
     ['notify_url', 'parameter_invalid', 'https://merchant.example:0/notify'],
+    ['notify_url', 'parameter_invalid', 'https://@merchant.example/notify'],
     ['return_url', 'parameter_invalid', 'https:///merchant.example/done'],
     ['return_url', 'parameter_invalid', 'javascript:alert(1)'],
     ['metadata', 'parameter_invalid', 'not an object'],

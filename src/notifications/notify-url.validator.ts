@@ -1,5 +1,5 @@
 import type { ValidationOptions } from 'class-validator';
-import { IsWebUrl } from '../common/validation/validators';
+import { IsWebUrl, URL_AFTER_SCHEME_PATTERN } from '../common/validation/validators';
 
 /**
  * What IsNotifyUrl accepts, as far as a schema can say it: http:// is taken in test mode
@@ -9,7 +9,8 @@ export const NOTIFY_URL_SCHEMA = {
   type: 'string',
   format: 'uri',
   maxLength: 2048,
-  pattern: '^https?://',
+  // Schemes are case-insensitive (RFC 3986 §3.1), as the server reads them.
+  pattern: `^[Hh][Tt][Tt][Pp][Ss]?://${URL_AFTER_SCHEME_PATTERN}`,
   description:
     'Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address',
 } as const;

@@ -51,14 +51,23 @@ export function IsCurrencyCode(options?: ValidationOptions) {
 }
 
 /**
- * An absolute URL as RFC 3986 writes one: a scheme, `//` and a host, with no whitespace,
- * control character or backslash anywhere. The WHATWG parser behind `new URL` would take
- * more and silently rewrite it (` https://a`, `https:\\a`, `https:///a` and `https:a` all
- * become `https://a/`), so the URL stored and answered would not be the one used.
+ * An absolute URL as RFC 3986 writes one: a scheme, `//` and a host (no user information,
+ * not even an empty `@`), with no whitespace, control character or backslash anywhere
+ * (URL_AFTER_SCHEME_PATTERN says the same to a schema). The WHATWG parser behind
+ * `new URL` would take more and silently rewrite it (` https://a`, `https:\\a`,
+ * `https:///a` and `https:a` all become `https://a/`), so the URL stored and answered
+ * would not be the one used.
  */
-const ABSOLUTE_AS_WRITTEN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]/;
+const ABSOLUTE_AS_WRITTEN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@]+(?:[/?#]|$)/;
 // eslint-disable-next-line no-control-regex -- control characters are what it refuses
 const NOT_IN_A_URL = /[\u0000-\u0020\u007f\\]/;
+
+/**
+ * The text a URL field's pattern allows after its scheme and `//` (see ABSOLUTE_AS_WRITTEN),
+ * for the OpenAPI document: a host without `@`, then a path, query or fragment, none of
+ * them holding whitespace, a control character or a backslash.
+ */
+export const URL_AFTER_SCHEME_PATTERN = '[^/?#@\\u0000-\\u0020\\u007f\\\\]+([/?#][^\\u0000-\\u0020\\u007f\\\\]*)?$';
 
 /**
  * An absolute URL without credentials, of at most 2048 characters, whose scheme and host

@@ -9,6 +9,7 @@ import {
   IsMetadata,
   Optional,
   REFERENCE_PATTERN,
+  URL_AFTER_SCHEME_PATTERN,
 } from '../../common/validation/validators';
 import { IsNotifyUrl, NOTIFY_URL_SCHEMA } from '../../notifications/notify-url.validator';
 
@@ -19,7 +20,10 @@ const CALLBACK_URL = {
   type: 'string',
   format: 'uri',
   maxLength: 2048,
-  pattern: '^(https://|http://localhost([:/?#]|$))',
+  // Case-insensitive, as the server reads scheme and host (RFC 3986 §3.1, §3.2.2).
+  pattern:
+    `^([Hh][Tt][Tt][Pp][Ss]://${URL_AFTER_SCHEME_PATTERN.slice(0, -1)}|` +
+    `[Hh][Tt][Tt][Pp]://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt](:[0-9]*)?([/?#][^\\u0000-\\u0020\\u007f\\\\]*)?)$`,
   description: 'Absolute https:// URL (or http://localhost), at most 2048 characters',
 } as const;
 
