@@ -68,8 +68,17 @@ type EventData<T> = Omit<Schemas['EventData'], 'object'> & {
   object: T;
 };
 
-export type OrderEvent = EventBase & { type: Extract<EventType, `order.${string}`>; data: EventData<Order> };
-export type RefundEvent = EventBase & { type: Extract<EventType, `refund.${string}`>; data: EventData<Refund> };
+/**
+ * One member per type (the conditional distributes over the union of types), so that
+ * ruling types out narrows too: after `type === 'order.paid' || type === 'order.closed'`
+ * is false, the event is a RefundEvent.
+ */
+type EventOfType<T extends EventType> = T extends `order.${string}`
+  ? EventBase & { type: T; data: EventData<Order> }
+  : EventBase & { type: T; data: EventData<Refund> };
+
+export type OrderEvent = EventOfType<Extract<EventType, `order.${string}`>>;
+export type RefundEvent = EventOfType<Extract<EventType, `refund.${string}`>>;
 
 /** A merchant notification's body; narrow on `type` to get the object's type. */
 export type Event = OrderEvent | RefundEvent;
