@@ -1164,6 +1164,57 @@ export interface operations {
                     };
                 };
             };
+            /** @description `malformed_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "malformed_request";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `internal_error` */
             500: {
                 headers: {
@@ -1202,6 +1253,57 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["Readiness"];
                         request_id: string;
+                    };
+                };
+            };
+            /** @description `malformed_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "malformed_request";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -1320,6 +1422,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `payload_too_large` */
             413: {
                 headers: {
@@ -1370,6 +1489,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -1433,6 +1569,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `malformed_request` */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 400;
+                        /** @enum {string} */
+                        error?: "malformed_request";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `api_key_invalid`, `api_key_missing` */
             401: {
                 headers: {
@@ -1447,6 +1600,23 @@ export interface operations {
                         error?: "api_key_invalid" | "api_key_missing";
                         /** @enum {string} */
                         type?: "authentication_error";
+                    };
+                };
+            };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -1466,6 +1636,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -1586,6 +1773,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `payload_too_large` */
             413: {
                 headers: {
@@ -1636,6 +1840,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -1756,6 +1977,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `payload_too_large` */
             413: {
                 headers: {
@@ -1806,6 +2044,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -1910,6 +2165,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `idempotency_in_progress` */
             409: {
                 headers: {
@@ -1979,6 +2251,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -2053,7 +2342,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `parameter_invalid`, `parameter_unknown` */
+            /** @description `malformed_request`, `parameter_invalid`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2064,7 +2353,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "parameter_invalid" | "parameter_unknown";
+                        error?: "malformed_request" | "parameter_invalid" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -2104,6 +2393,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `rate_limited` */
             429: {
                 headers: {
@@ -2120,6 +2426,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -2270,6 +2593,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `idempotency_in_progress` */
             409: {
                 headers: {
@@ -2339,6 +2679,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -2480,6 +2837,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `rate_limited` */
             429: {
                 headers: {
@@ -2496,6 +2870,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -2646,6 +3037,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `idempotency_in_progress` */
             409: {
                 headers: {
@@ -2715,6 +3123,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -2800,7 +3225,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
+            /** @description `malformed_request`, `parameter_invalid`, `parameter_missing`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2811,7 +3236,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "parameter_invalid" | "parameter_missing" | "parameter_unknown";
+                        error?: "malformed_request" | "parameter_invalid" | "parameter_missing" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -2851,6 +3276,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `rate_limited` */
             429: {
                 headers: {
@@ -2867,6 +3309,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -3030,6 +3489,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `idempotency_in_progress` */
             409: {
                 headers: {
@@ -3099,6 +3575,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -3234,6 +3727,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `rate_limited` */
             429: {
                 headers: {
@@ -3250,6 +3760,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -3394,6 +3921,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `rate_limited` */
             429: {
                 headers: {
@@ -3410,6 +3954,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -3519,6 +4080,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `payload_too_large` */
             413: {
                 headers: {
@@ -3548,6 +4126,23 @@ export interface operations {
                         code?: 415;
                         /** @enum {string} */
                         error?: "unsupported_media_type";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -3622,7 +4217,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `parameter_invalid`, `parameter_unknown` */
+            /** @description `malformed_request`, `parameter_invalid`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3633,7 +4228,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "parameter_invalid" | "parameter_unknown";
+                        error?: "malformed_request" | "parameter_invalid" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
@@ -3673,6 +4268,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `rate_limited` */
             429: {
                 headers: {
@@ -3689,6 +4301,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -3805,6 +4434,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `rate_limited` */
             429: {
                 headers: {
@@ -3821,6 +4467,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -3939,6 +4602,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `rate_limited` */
             429: {
                 headers: {
@@ -3955,6 +4635,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -4080,6 +4777,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `idempotency_in_progress` */
             409: {
                 headers: {
@@ -4149,6 +4863,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -4274,6 +5005,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `idempotency_in_progress` */
             409: {
                 headers: {
@@ -4343,6 +5091,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -4468,6 +5233,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `idempotency_in_progress` */
             409: {
                 headers: {
@@ -4537,6 +5319,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };
@@ -4662,6 +5461,23 @@ export interface operations {
                     };
                 };
             };
+            /** @description `request_timeout` */
+            408: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 408;
+                        /** @enum {string} */
+                        error?: "request_timeout";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
+                    };
+                };
+            };
             /** @description `idempotency_in_progress` */
             409: {
                 headers: {
@@ -4731,6 +5547,23 @@ export interface operations {
                         error?: "rate_limited";
                         /** @enum {string} */
                         type?: "rate_limit_error";
+                    };
+                };
+            };
+            /** @description `headers_too_large` */
+            431: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {integer} */
+                        code?: 431;
+                        /** @enum {string} */
+                        error?: "headers_too_large";
+                        /** @enum {string} */
+                        type?: "invalid_request_error";
                     };
                 };
             };

@@ -50,10 +50,12 @@ describe('the response decorators', () => {
       '400',
       '401',
       '404',
+      '408',
       '409',
       '413',
       '415',
       '429',
+      '431',
       '500',
       '503',
     ]);
@@ -71,7 +73,7 @@ describe('the response decorators', () => {
   it('apply class-level codes to every route and none to other methods', () => {
     expect(codes(get, 400)).toEqual(['malformed_request', 'parameter_invalid']);
     expect(codes(get, 404)).toEqual(['resource_missing']);
-    expect(Object.keys(responsesOf(get)).sort()).toEqual(['400', '401', '404', '429', '500', '503']);
+    expect(Object.keys(responsesOf(get)).sort()).toEqual(['400', '401', '404', '408', '429', '431', '500', '503']);
     expect(Reflect.getMetadata(DECORATORS.API_RESPONSE, ThingsController.prototype.notARoute)).toBeUndefined();
   });
 });

@@ -40,8 +40,17 @@ const BODY_ERRORS: ErrorCode[] = [
 ];
 
 /**
+ * What any request can be answered before it is routed (docs/operations.md, "Slow and
+ * hostile clients"): headers or a body that do not arrive in time (408), headers over
+ * 16 KiB (431), and what the HTTP parser refuses or a Host header that is missing or
+ * doubled (400 malformed_request).
+ */
+const CONNECTION_ERRORS: ErrorCode[] = ['request_timeout', 'headers_too_large', 'malformed_request'];
+
+/**
  * On a controller class: its security requirement and the answers every one of its
- * routes can give: 401 (authenticated routes), 400 invalid_json / 413 / 415 (writes),
+ * routes can give: 408, 431 and 400 malformed_request (CONNECTION_ERRORS), 401
+ * (authenticated routes), 400 invalid_json / 413 / 415 (writes),
  * 400 parameter_invalid (writes, and routes with path parameters), 500, and 503 with
  * Retry-After when the database is unreachable (`database: false` for a controller that
  * never touches it). Class decorators run after the method decorators, so it sees every
@@ -51,11 +60,10 @@ export function ApiStandardErrors(auth: RouteAuth, options: { database?: boolean
   return (target) => {
     for (const handler of routeHandlers(target as unknown as Type<unknown>)) {
       const isWrite = Reflect.getMetadata('method', handler) === RequestMethod.POST;
-      const codes: ErrorCode[] = [...AUTH_ERRORS[auth], 'internal_error'];
+      const codes: ErrorCode[] = [...CONNECTION_ERRORS, ...AUTH_ERRORS[auth], 'internal_error'];
       // Path parameters pass the validation pipe, which refuses values PostgreSQL cannot
-      // store, and a malformed percent-encoding in one never reaches the route.
-      if (String(Reflect.getMetadata('path', handler)).includes(':'))
-        codes.push('parameter_invalid', 'malformed_request');
+      // store (a malformed percent-encoding in one never reaches the route: malformed_request).
+      if (String(Reflect.getMetadata('path', handler)).includes(':')) codes.push('parameter_invalid');
       if (options.database !== false) codes.push('service_unavailable');
       if (isWrite) codes.push(...BODY_ERRORS);
       declare(handler, (declared) => addErrorCodes(declared, codes));

@@ -28,7 +28,7 @@ export interface SuccessResponse {
 const DECLARED = 'kukopay:openapi:declared-responses';
 
 /** Statuses an Idempotency-Key never stores, so never replays (docs/idempotency.md). */
-const NOT_STORED = new Set([401, 409, 413, 415, 429]);
+const NOT_STORED = new Set([401, 408, 409, 413, 415, 429, 431]);
 /** Codes whose answers always carry Retry-After. */
 const ALWAYS_RETRY_AFTER = new Set<string>([
   'idempotency_in_progress',
