@@ -12,6 +12,10 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
 
   beforeAll(async () => {
     t = await startTestApp();
+    // Listening, so that supertest sends every request to this one port: on a server that
+    // is not, it listens and closes again for each request, and a close then waits on the
+    // connection of a request whose client went away (answered, as a half-closed one is).
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
     merchant = await createMerchant(t);
   });
   afterAll(() => t.close());
