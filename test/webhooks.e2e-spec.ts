@@ -260,6 +260,14 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       ]) {
         expectError(await send(signature), 400, 'invalid_json');
       }
+      // Unsigned, it is refused for that first, as any body is.
+      const unsigned = await t
+        .http()
+        .post('/v1/webhooks/kukopay')
+        .set('Content-Type', 'application/json')
+        .serialize((body: Buffer) => body as unknown as string)
+        .send(bytes);
+      expectError(unsigned, 400, 'webhook_signature_invalid');
       expect(await eventRows(id)).toEqual([]);
       expect((await orderRow(order.id)).status).toBe('pending');
     });

@@ -25,7 +25,8 @@ export function isRfc3339Time(text: string): boolean {
   if (!match) return false;
   const [year, month, day, hour, minute, second] = match.slice(1, 7).map(Number);
   const offset = match[9] === undefined ? [0, 0] : [Number(match[9]), Number(match[10])];
-  const date = new Date(Date.UTC(year, month - 1, day));
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day); // Date.UTC would read years 0-99 as 1900-1999
   const realDay = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
   return realDay && hour <= 23 && minute <= 59 && second <= 60 && offset[0] <= 23 && offset[1] <= 59;
 }

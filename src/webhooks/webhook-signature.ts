@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { WebhookVerificationError } from 'standardwebhooks';
 import type { Environment } from '../domain/environment';
 import { DomainError } from '../common/errors/domain-error';
+import { utf8Text } from '../common/http/kuko-fastify-adapter';
 import type { WebhookSecret } from '../config/webhook-secrets';
 
 const HEADERS = ['id', 'timestamp', 'signature'] as const;
@@ -10,21 +11,24 @@ const TOLERANCE_SECONDS = 5 * 60;
 
 export interface VerifiedDelivery {
   webhookId: string;
+  /** The body's text: its bytes, checked to be UTF-8. */
+  text: string;
   /** The environments of every secret whose signature matched: what the event may touch. */
   environments: ReadonlySet<Environment>;
 }
 
 /**
  * Standard Webhooks verification over the raw body bytes, with the maintained verifier.
- * The verifier signs the body as a string, UTF-8 encoded; `body` is the text of bytes
- * checked to be valid UTF-8 (utf8Text), so that encoding gives back exactly the bytes sent.
+ * The verifier signs the body as a string, UTF-8 encoded, so once the headers and the
+ * timestamp have passed, bytes that are not UTF-8 are refused as invalid_json (utf8Text):
+ * only for UTF-8 does that encoding give back exactly the bytes sent.
  * Any of the provider's secrets may match (rotation); every secret is tried, so that an
  * event signed with both a test and a live secret may touch both. The `svix-*` header
  * names, which many providers send, are read when the `webhook-*` ones are absent.
  */
 export function verifyWebhookSignature(
   secrets: readonly WebhookSecret[],
-  body: string,
+  raw: Buffer,
   headers: IncomingHttpHeaders,
 ): VerifiedDelivery {
   const signed: Record<string, string> = {};
@@ -41,17 +45,18 @@ export function verifyWebhookSignature(
   if (Math.abs(skew) > TOLERANCE_SECONDS) {
     throw invalidSignature('The webhook-timestamp is more than 5 minutes away from our clock.');
   }
+  const text = utf8Text(raw, 'The webhook body');
   const environments = new Set<Environment>();
   for (const { verifier, environments: allowed } of secrets) {
     try {
-      verifier.verify(body, signed, { jsonParse: false });
+      verifier.verify(text, signed, { jsonParse: false });
       for (const environment of allowed) environments.add(environment);
     } catch (error) {
       if (!(error instanceof WebhookVerificationError)) throw error;
     }
   }
   if (environments.size === 0) throw invalidSignature('No v1 signature matches the body with any configured secret.');
-  return { webhookId: signed['webhook-id'], environments };
+  return { webhookId: signed['webhook-id'], text, environments };
 }
 
 function invalidSignature(message: string): DomainError {

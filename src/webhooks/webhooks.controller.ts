@@ -3,7 +3,6 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../common/errors/domain-error';
 import { WithStatus } from '../common/http/api-response';
-import { utf8Text } from '../common/http/kuko-fastify-adapter';
 import { addLogFields } from '../common/logging/request-logging';
 import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData } from '../common/openapi/api-success.decorator';
@@ -52,10 +51,7 @@ export class WebhooksController {
     if (!verifiers) throw new DomainError('resource_missing', `No webhook provider named '${provider}'.`, 'provider');
 
     const raw = request.rawBody ?? Buffer.alloc(0);
-    // Refused before the signature is checked: the verifier signs the body as text, so
-    // bytes that are not UTF-8 would be checked as their decoded form, not as sent.
-    const text = utf8Text(raw, 'The webhook body');
-    const { webhookId, environments } = verifyWebhookSignature(verifiers, text, request.headers);
+    const { webhookId, text, environments } = verifyWebhookSignature(verifiers, raw, request.headers);
     const event = parseWebhookEvent(text, webhookId);
     const result = await this.receiver.receive(provider, event, environments);
 
