@@ -179,6 +179,19 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     expectSuccess(replay, 200);
     expect(replay.headers['idempotent-replayed']).toBe('true');
     expect(replay.body).toEqual(first.body);
+    // Under another ENCRYPTION_KEY the answer cannot be opened: a new key is asked for, not a 500.
+    const rekeyed = await startTestApp({ ...NOTIFY_ENV, ENCRYPTION_KEY: Buffer.alloc(32, 8).toString('base64') }, t.db);
+    try {
+      const lost = await rekeyed
+        .http()
+        .post('/v1/account/notification_secret/roll')
+        .set('X-Api-Key', owner.testKey)
+        .set('Idempotency-Key', key);
+      expectError(lost, 400, 'idempotency_error', 'Idempotency-Key');
+      expect(lost.body.message).toMatch(/ENCRYPTION_KEY/);
+    } finally {
+      await rekeyed.close();
+    }
   });
 
   it('still signs with a secret stored before ENCRYPTION_KEY was set, and gives a merchant without one its first', async () => {

@@ -57,7 +57,7 @@ const ROLLBACK_TO_SAVEPOINT = `ROLLBACK TO SAVEPOINT ${SAVEPOINT_NAME}`;
 /** What a client that meets a key in progress should wait before it retries, in seconds. */
 const IN_PROGRESS_RETRY_AFTER = '1';
 
-export type IdempotencyOutcome = 'executed' | 'replayed' | 'in_progress' | 'mismatch';
+export type IdempotencyOutcome = 'executed' | 'replayed' | 'in_progress' | 'mismatch' | 'unreadable';
 
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {
@@ -156,15 +156,33 @@ export class IdempotencyInterceptor implements NestInterceptor {
         IDEMPOTENCY_KEY_HEADER,
       );
     }
-    this.logOutcome(request, 'replayed', { original_request_id: stored.requestId });
     const { response } = stored;
-    // A sealed answer (see sealedAnswer) is opened; any other text is returned as it is.
-    const body = openSecret(response.json, this.config.notifications.encryptionKey);
+    const body = this.openedBody(request, response);
+    this.logOutcome(request, 'replayed', { original_request_id: stored.requestId });
     return new ApiResponse(response.status, body, {
       ...response.headers,
       [REQUEST_ID_HEADER]: stored.requestId,
       'Idempotent-Replayed': 'true',
     });
+  }
+
+  /**
+   * A stored answer's body: a sealed one (see sealedAnswer) opened, any other as it is.
+   * One sealed under an ENCRYPTION_KEY that is gone can never be replayed: the client is
+   * told to use a new key (400, as for a key it cannot reuse), not a 500 for 24 hours.
+   */
+  private openedBody(request: FastifyRequest, response: ApiResponse): string {
+    try {
+      return openSecret(response.json, this.config.notifications.encryptionKey);
+    } catch {
+      this.logOutcome(request, 'unreadable');
+      throw new DomainError(
+        'idempotency_error',
+        'The answer stored under this Idempotency-Key was sealed under another ENCRYPTION_KEY and cannot be ' +
+          'replayed; use a new key.',
+        IDEMPOTENCY_KEY_HEADER,
+      );
+    }
   }
 
   /**

@@ -30,7 +30,7 @@ export class Metrics {
   });
   readonly idempotency = new Counter({
     name: `${PREFIX}idempotency_outcomes_total`,
-    help: 'Idempotency-Key outcomes: executed, replayed, in_progress, mismatch',
+    help: 'Idempotency-Key outcomes: executed, replayed, in_progress, mismatch, unreadable',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
