@@ -110,6 +110,10 @@ describe('orders', () => {
     ['notify_url', 'parameter_invalid', 'https://merchant.exa\nmple/notify'],
     ['notify_url', 'parameter_invalid', 'https://merchant.example:0/notify'],
     ['notify_url', 'parameter_invalid', 'https://@merchant.example/notify'],
+    // Hosts IDNA would turn into other labels, and a C1 control.
+    ['notify_url', 'parameter_invalid', 'https://merchant.example%2Eevil.example/notify'],
+    ['notify_url', 'parameter_invalid', 'https://merchant.example\u3002evil.example/notify'],
+    ['notify_url', 'parameter_invalid', 'https://merchant.example/\u0085notify'],
     ['return_url', 'parameter_invalid', 'https:///merchant.example/done'],
     ['return_url', 'parameter_invalid', 'javascript:alert(1)'],
     ['metadata', 'parameter_invalid', 'not an object'],

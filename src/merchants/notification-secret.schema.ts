@@ -1,6 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 
-/** `whsec_` and the base64 of 32 random bytes (generateNotificationSecret in secret-box.ts). */
+/** `whsec_` and the base64 of 32 random bytes (generateNotificationSecret in notification-secrets.service.ts). */
 const SECRET = {
   pattern: '^whsec_[A-Za-z0-9+/]{43}=$',
   example: 'whsec_a3Vrb3BheS1leGFtcGxlLXNlY3JldC1udW1iZXItMDE=',

@@ -32,7 +32,7 @@ for (const [network, prefix] of [
   // refused by isForbiddenAddress: BlockList reads IPv4 addresses as mapped into it.
   ['::', 128], // unspecified
   ['::1', 128],
-  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215)
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215); inside ::/8, so refused before this list
   ['100::', 64], // discard
   ['2001::', 23], // IETF protocol assignments, Teredo included
   ['2001:db8::', 32], // documentation

@@ -56,18 +56,21 @@ export function IsCurrencyCode(options?: ValidationOptions) {
  * (URL_AFTER_SCHEME_PATTERN says the same to a schema). The WHATWG parser behind
  * `new URL` would take more and silently rewrite it (` https://a`, `https:\\a`,
  * `https:///a` and `https:a` all become `https://a/`), so the URL stored and answered
- * would not be the one used.
+ * would not be the one used. For the same reason a host holds no `%` and no full stop
+ * other than `.`: IDNA would decode or map them into other labels.
  */
-const ABSOLUTE_AS_WRITTEN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@]+(?:[/?#]|$)/;
+const ABSOLUTE_AS_WRITTEN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@%\u3002\uff0e\uff61]+(?:[/?#]|$)/;
 // eslint-disable-next-line no-control-regex -- control characters are what it refuses
-const NOT_IN_A_URL = /[\u0000-\u0020\u007f\\]/;
+const NOT_IN_A_URL = /[\u0000-\u0020\u007f-\u009f\\]/;
 
 /**
  * The text a URL field's pattern allows after its scheme and `//` (see ABSOLUTE_AS_WRITTEN),
- * for the OpenAPI document: a host without `@`, then a path, query or fragment, none of
- * them holding whitespace, a control character or a backslash.
+ * for the OpenAPI document: a host without `@`, `%` or another full stop than `.`, then a
+ * path, query or fragment, none of them holding whitespace, a control character or a
+ * backslash. (`\xNN`, not `\uNNNN`: regular expression engines such as RE2 take only the first.)
  */
-export const URL_AFTER_SCHEME_PATTERN = '[^/?#@\\u0000-\\u0020\\u007f\\\\]+([/?#][^\\u0000-\\u0020\\u007f\\\\]*)?$';
+export const URL_AFTER_SCHEME_PATTERN =
+  '[^/?#@%\\x00-\\x20\\x7f-\\x9f\\\\\u3002\uff0e\uff61]+([/?#][^\\x00-\\x20\\x7f-\\x9f\\\\]*)?$';
 
 /**
  * An absolute URL without credentials, of at most 2048 characters, whose scheme and host

@@ -23,7 +23,7 @@ const CALLBACK_URL = {
   // Case-insensitive, as the server reads scheme and host (RFC 3986 §3.1, §3.2.2).
   pattern:
     `^([Hh][Tt][Tt][Pp][Ss]://${URL_AFTER_SCHEME_PATTERN.slice(0, -1)}|` +
-    `[Hh][Tt][Tt][Pp]://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt](:[0-9]*)?([/?#][^\\u0000-\\u0020\\u007f\\\\]*)?)$`,
+    `[Hh][Tt][Tt][Pp]://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt](:[0-9]*)?([/?#][^\\x00-\\x20\\x7f-\\x9f\\\\]*)?)$`,
   description: 'Absolute https:// URL (or http://localhost), at most 2048 characters',
 } as const;
 
