@@ -51,26 +51,21 @@ export function IsCurrencyCode(options?: ValidationOptions) {
 }
 
 /**
- * An absolute URL as RFC 3986 writes one: a scheme, `//` and a host (no user information,
- * not even an empty `@`), with no whitespace, control character or backslash anywhere
- * (URL_AFTER_SCHEME_PATTERN says the same to a schema). The WHATWG parser behind
+ * An absolute URL as RFC 3986 writes one, as pattern text: after the scheme and `//`, a
+ * host without user information (not even an empty `@`), `%` or a full stop other than
+ * `.` (IDNA would decode or map those into other labels), then a path, query or fragment;
+ * no whitespace, control character or backslash anywhere. The WHATWG parser behind
  * `new URL` would take more and silently rewrite it (` https://a`, `https:\\a`,
  * `https:///a` and `https:a` all become `https://a/`), so the URL stored and answered
- * would not be the one used. For the same reason a host holds no `%` and no full stop
- * other than `.`: IDNA would decode or map them into other labels.
+ * would not be the one used. The server's check (AS_WRITTEN) and the OpenAPI document's
+ * patterns are built from these, so they cannot drift. `\xNN`, not `\uNNNN`: regular
+ * expression engines such as RE2 read only the first.
  */
-const ABSOLUTE_AS_WRITTEN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#@%\u3002\uff0e\uff61]+(?:[/?#]|$)/;
-// eslint-disable-next-line no-control-regex -- control characters are what it refuses
-const NOT_IN_A_URL = /[\u0000-\u0020\u007f-\u009f\\]/;
-
-/**
- * The text a URL field's pattern allows after its scheme and `//` (see ABSOLUTE_AS_WRITTEN),
- * for the OpenAPI document: a host without `@`, `%` or another full stop than `.`, then a
- * path, query or fragment, none of them holding whitespace, a control character or a
- * backslash. (`\xNN`, not `\uNNNN`: regular expression engines such as RE2 take only the first.)
- */
-export const URL_AFTER_SCHEME_PATTERN =
-  '[^/?#@%\\x00-\\x20\\x7f-\\x9f\\\\\u3002\uff0e\uff61]+([/?#][^\\x00-\\x20\\x7f-\\x9f\\\\]*)?$';
+const NO_CONTROL = '\\x00-\\x20\\x7f-\\x9f\\\\';
+/** A path, query or fragment after the host, if any, to the end. */
+export const URL_REST_PATTERN = `([/?#][^${NO_CONTROL}]*)?$`;
+export const URL_AFTER_SCHEME_PATTERN = `[^/?#@%${NO_CONTROL}\u3002\uff0e\uff61]+${URL_REST_PATTERN}`;
+const AS_WRITTEN = new RegExp(`^[A-Za-z][A-Za-z0-9+.-]*://${URL_AFTER_SCHEME_PATTERN}`, 'u');
 
 /**
  * An absolute URL without credentials, of at most 2048 characters, whose scheme and host
@@ -82,7 +77,7 @@ export function IsWebUrl(name: string, accepts: (url: URL) => boolean, message: 
     name,
     (value) => {
       if (typeof value !== 'string' || charCount(value) > 2048) return false;
-      if (!ABSOLUTE_AS_WRITTEN.test(value) || NOT_IN_A_URL.test(value)) return false;
+      if (!AS_WRITTEN.test(value)) return false;
       try {
         const url = new URL(value);
         return !url.username && !url.password && url.port !== '0' && accepts(url);

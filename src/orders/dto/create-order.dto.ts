@@ -10,6 +10,7 @@ import {
   Optional,
   REFERENCE_PATTERN,
   URL_AFTER_SCHEME_PATTERN,
+  URL_REST_PATTERN,
 } from '../../common/validation/validators';
 import { IsNotifyUrl, NOTIFY_URL_SCHEMA } from '../../notifications/notify-url.validator';
 
@@ -22,8 +23,8 @@ const CALLBACK_URL = {
   maxLength: 2048,
   // Case-insensitive, as the server reads scheme and host (RFC 3986 §3.1, §3.2.2).
   pattern:
-    `^([Hh][Tt][Tt][Pp][Ss]://${URL_AFTER_SCHEME_PATTERN.slice(0, -1)}|` +
-    `[Hh][Tt][Tt][Pp]://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt](:[0-9]*)?([/?#][^\\x00-\\x20\\x7f-\\x9f\\\\]*)?)$`,
+    `^[Hh][Tt][Tt][Pp][Ss]://${URL_AFTER_SCHEME_PATTERN}|` +
+    `^[Hh][Tt][Tt][Pp]://[Ll][Oo][Cc][Aa][Ll][Hh][Oo][Ss][Tt](:[0-9]*)?${URL_REST_PATTERN}`,
   description: 'Absolute https:// URL (or http://localhost), at most 2048 characters',
 } as const;
 
