@@ -28,11 +28,11 @@ for (const [network, prefix] of [
   FORBIDDEN.addSubnet(network, prefix, 'ipv4');
 }
 for (const [network, prefix] of [
-  // The rest of the reserved ::/8 (the deprecated IPv4-compatible ::a.b.c.d among it) is
-  // refused by isForbiddenAddress: BlockList reads IPv4 addresses as mapped into it.
+  // The rest of the reserved ::/8 (the deprecated IPv4-compatible ::a.b.c.d and local-use
+  // NAT64 64:ff9b:1::/48 among it) is refused by isForbiddenAddress: BlockList reads IPv4
+  // addresses as mapped into it.
   ['::', 128], // unspecified
   ['::1', 128],
-  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215); inside ::/8, so refused before this list
   ['100::', 64], // discard
   ['2001::', 23], // IETF protocol assignments, Teredo included
   ['2001:db8::', 32], // documentation
@@ -52,10 +52,12 @@ export function isForbiddenAddress(address: string): boolean {
   const family = isIP(bare);
   if (family === 4) return FORBIDDEN.check(bare, 'ipv4');
   if (family !== 6) return true;
-  const embedded = embeddedIpv4(bare);
+  const groups = expandIpv6(bare);
+  if (groups === null) return true;
+  const embedded = embeddedIpv4(groups);
   if (embedded !== null) return FORBIDDEN.check(embedded, 'ipv4');
   // ::/8 is reserved; the IPv4 addresses embedded in it were checked above.
-  if ((expandIpv6(bare)?.[0] ?? 0) < 0x100) return true;
+  if (groups[0] < 0x100) return true;
   return FORBIDDEN.check(bare, 'ipv6');
 }
 
@@ -64,9 +66,7 @@ export function isForbiddenAddress(address: string): boolean {
  * SIIT), NAT64 (64:ff9b::/96) and 6to4 (2002::/16) addresses; these reach the IPv4
  * address's network.
  */
-function embeddedIpv4(address: string): string | null {
-  const groups = expandIpv6(address);
-  if (groups === null) return null;
+function embeddedIpv4(groups: number[]): string | null {
   const zeros = (from: number, to: number) => groups.slice(from, to).every((group) => group === 0);
   const v4 = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
   if (zeros(0, 5) && groups[5] === 0xffff) return v4(groups[6], groups[7]);
