@@ -28,16 +28,10 @@ const AUTH_ERRORS: Record<RouteAuth, ErrorCode[]> = {
 };
 /**
  * What any body a write is sent with can be refused for before the route runs (the
- * parser also refuses JSON PostgreSQL cannot store: parameter_invalid; a body that stops
- * arriving: malformed_request).
+ * parser also refuses JSON PostgreSQL cannot store: parameter_invalid). A body that stops
+ * arriving is one of CONNECTION_ERRORS.
  */
-const BODY_ERRORS: ErrorCode[] = [
-  'invalid_json',
-  'parameter_invalid',
-  'malformed_request',
-  'payload_too_large',
-  'unsupported_media_type',
-];
+const BODY_ERRORS: ErrorCode[] = ['invalid_json', 'parameter_invalid', 'payload_too_large', 'unsupported_media_type'];
 
 /**
  * What any request can be answered before it is routed (docs/operations.md, "Slow and
