@@ -115,7 +115,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
       try {
-        refuseContentEncoding(request);
+        refuseCodings(request);
         done(null, parseJsonBody(request, body as Buffer));
       } catch (error) {
         done(error as Error, undefined);
@@ -135,7 +135,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
  * dechunks and otherwise ignores) would otherwise be parsed as if it were plain JSON, and
  * fail as invalid_json, or, worse, not fail.
  */
-function refuseContentEncoding(request: FastifyRequest): void {
+function refuseCodings(request: FastifyRequest): void {
   const encoding = request.headers['content-encoding']?.trim().toLowerCase();
   if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
     throw new DomainError(
