@@ -1,5 +1,5 @@
 import { expectError, expectSuccess } from './support/expect-error';
-import { createMerchant, postOrder, TestMerchant } from './support/factories';
+import { createMerchant, createOrder, postOrder, TestMerchant } from './support/factories';
 import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
 
 describe('the error contract (docs/errors.md)', () => {
@@ -86,6 +86,20 @@ describe('the error contract (docs/errors.md)', () => {
       'unsupported_media_type',
       'Content-Type',
     );
+  });
+
+  // `curl -X POST -d ''` labels its empty body a form; .NET's empty StringContent, text/plain.
+  it('takes an empty body of any content type as no body', async () => {
+    const order = await createOrder(t, merchant.testKey);
+    const close = await t
+      .http()
+      .post(`/v1/orders/${order.id}/close`)
+      .set('X-Api-Key', merchant.testKey)
+      .set('Content-Type', 'application/x-www-form-urlencoded')
+      .send('');
+    expectSuccess(close, 200);
+    expect(close.body.data.status).toBe('closed');
+    expectError(await admin().set('Content-Type', 'text/plain').send(''), 400, 'parameter_missing', 'name');
   });
 
   it('accepts application/json with a charset', async () => {

@@ -78,11 +78,7 @@ function fromHttpException(exception: HttpException): DomainError {
     case 413:
       return new DomainError('payload_too_large', 'The request body is larger than 64 KiB.');
     case 415:
-      return new DomainError(
-        'unsupported_media_type',
-        'A request body must be sent as Content-Type: application/json.',
-        'Content-Type',
-      );
+      return notJsonBody();
     case 400:
       return new DomainError('invalid_json', 'The request body is not valid JSON.');
     default:
@@ -90,4 +86,13 @@ function fromHttpException(exception: HttpException): DomainError {
         ? new DomainError('parameter_invalid', 'The request could not be processed as sent.')
         : new DomainError('internal_error', 'An unexpected error occurred.');
   }
+}
+
+/** A body sent as anything but application/json (415). */
+export function notJsonBody(): DomainError {
+  return new DomainError(
+    'unsupported_media_type',
+    'A request body must be sent as Content-Type: application/json.',
+    'Content-Type',
+  );
 }

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { DomainError } from '../errors/domain-error';
-import { toErrorResponse } from '../errors/error-response';
+import { notJsonBody, toErrorResponse } from '../errors/error-response';
 import { isJsonObject, refuseUnstorableJson } from '../validation/storable-json';
 import { ApiResponse } from './api-response';
 import { Connections } from './connections';
@@ -121,12 +121,23 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         done(error as Error, undefined);
       }
     });
+    // Any other content type: an empty body is no body (`curl -d ''`, or a client that
+    // labels an empty POST text/plain), as for a write sent with no content type at all;
+    // anything in it is refused unread, as Fastify would.
+    fastify.addContentTypeParser('*', (request, _payload, done) => {
+      if (hasEmptyBody(request)) done(null, undefined);
+      else done(notJsonBody(), undefined);
+    });
   }
 
   override reply(response: FastifyReply, body: unknown, statusCode?: number) {
     if (body instanceof ApiResponse) return sendApiResponse(response, body);
     return super.reply(response, body, statusCode);
   }
+}
+
+function hasEmptyBody(request: FastifyRequest): boolean {
+  return request.headers['transfer-encoding'] === undefined && request.headers['content-length'] === '0';
 }
 
 /**
