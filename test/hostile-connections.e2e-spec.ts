@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect, Socket } from 'node:net';
 import { expectError, expectSuccess } from './support/expect-error';
-import { createMerchant, orderBody, postOrder as postOrderAs, TestMerchant } from './support/factories';
+import { createMerchant, createOrder, orderBody, postOrder as postOrderAs, TestMerchant } from './support/factories';
 import { delta, scrape } from './support/metrics';
 import { startServerProcess } from './support/server-process';
 import { ADMIN_TOKEN, startTestApp, TestApp } from './support/test-app';
@@ -239,6 +239,28 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       ]);
       const statuses = [...exchange.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => Number(match[1]));
       expect(statuses).toEqual([201, status]);
+    });
+
+    // Node would read the GET while the close waits on the row, and serve it at once.
+    it('serves pipelined requests one at a time, so a read behind a write sees the write', async () => {
+      const order = await createOrder(t, merchant.testKey);
+      const holder = await t.db.pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
+        const auth = `Host: x\r\nX-Api-Key: ${merchant.testKey}\r\n`;
+        const exchange = rawText(port, [
+          `POST /v1/orders/${order.id}/close HTTP/1.1\r\n${auth}\r\n` +
+            `GET /v1/orders/${order.id} HTTP/1.1\r\n${auth}Connection: close\r\n\r\n`,
+        ]);
+        await new Promise((pause) => setTimeout(pause, 500));
+        await holder.query('COMMIT');
+        const statuses = [...(await exchange).matchAll(/"status":"(\w+)"/g)].map((match) => match[1]);
+        expect(statuses).toEqual(['closed', 'closed']);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        holder.release();
+      }
     });
 
     it('survives a CONNECT whose client resets the connection at once (a process of its own)', async () => {

@@ -28,6 +28,7 @@ interface Connection {
 /**
  * What the HTTP server does below Fastify, on each connection:
  *
+ * - Pipelined requests are served one at a time, in order (inTurn).
  * - Requests the parser refuses still get the error envelope with a request id, then the
  *   connection is closed. When answers to earlier requests on the connection are still
  *   owed (pipelining), the refusal waits behind them, so that a client never reads it as
@@ -88,6 +89,24 @@ export class Connections {
   /** Whether the client waits for 100 Continue before it sends the request's body. */
   expectsContinue(request: IncomingMessage): boolean {
     return this.awaitingContinue.has(request);
+  }
+
+  /**
+   * Resolves once every earlier request on the request's connection has been answered.
+   * Node reads pipelined requests as they arrive and would serve them side by side, their
+   * answers merely sent in order; RFC 9112 §9.3.2 allows that for safe methods only. A
+   * client that pipelines a write and then a read of it, or a payment and then a refund of
+   * it, must meet its own write: each connection is served one request at a time.
+   */
+  async inTurn(request: IncomingMessage): Promise<void> {
+    const connection = this.connections.get(request.socket);
+    if (!connection) return;
+    const earlier: ServerResponse[] = [];
+    for (const [each, response] of connection.owing) {
+      if (each === request) break;
+      earlier.push(response);
+    }
+    await Promise.all(earlier.map((response) => answered(response, connection.socket)));
   }
 
   /** Whether the request was answered with a refusal (the rest of its body came too late). */
@@ -204,4 +223,18 @@ export class Connections {
 /** An answer not sent yet says its connection closes after it. */
 function closeAfter(response: ServerResponse): void {
   if (!response.headersSent) response.setHeader('Connection', 'close');
+}
+
+/** Resolves when the response has been sent, or its connection has gone. */
+function answered(response: ServerResponse, socket: Duplex): Promise<void> {
+  if (response.closed || socket.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off('close', done);
+      socket.off('close', done);
+      resolve();
+    };
+    response.once('close', done);
+    socket.once('close', done);
+  });
 }

@@ -93,6 +93,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     });
     fastify.addHook('onRequest', async (request, reply) => {
       reply.header(REQUEST_ID_HEADER, request.id);
+      await this.connections.inTurn(request.raw);
       const host = hostRefusal(request.raw);
       if (host) {
         reply.header('Connection', 'close');
