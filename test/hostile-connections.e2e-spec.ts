@@ -477,6 +477,22 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expect((await rawExchange(port, [chunked('chunked')])).status).toBe(201);
     });
 
+    // node:http sends `req.write(''); req.end()` this way, with no content type.
+    it('takes an empty chunked body as no body, and refuses one with something in it (415)', async () => {
+      const order = await createOrder(t, merchant.testKey);
+      const close = (chunks: string) =>
+        rawExchange(port, [
+          `POST /v1/orders/${order.id}/close HTTP/1.1\r\nHost: x\r\nConnection: close\r\n` +
+            `X-Api-Key: ${merchant.testKey}\r\nTransfer-Encoding: chunked\r\n\r\n${chunks}0\r\n\r\n`,
+        ]);
+      expectRawError(await close('2\r\n{}\r\n'), 415, 'unsupported_media_type');
+      const closed = await close('');
+      expect({ status: closed.status, order: (closed.body.data as { status: string }).status }).toEqual({
+        status: 200,
+        order: 'closed',
+      });
+    });
+
     it('answers an id longer than any object has as missing, not as a malformed URL', async () => {
       const response = await t
         .http()

@@ -122,11 +122,12 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         done(error as Error, undefined);
       }
     });
-    // Any other content type: an empty body is no body (`curl -d ''`, or a client that
-    // labels an empty POST text/plain), as for a write sent with no content type at all;
-    // anything in it is refused unread, as Fastify would.
-    fastify.addContentTypeParser('*', (request, _payload, done) => {
-      if (hasEmptyBody(request)) done(null, undefined);
+    // Any other content type, or none with a body framed anyway: an empty body is no body
+    // (`curl -d ''` labels one a form, some clients an empty POST text/plain, node:http
+    // sends `req.end()` after `req.write('')` chunked), as for a write sent with nothing at
+    // all. Read first, within the body limit, as only reading tells a chunked one apart.
+    fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
+      if ((body as Buffer).length === 0) done(null, undefined);
       else done(notJsonBody(), undefined);
     });
   }
@@ -135,10 +136,6 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     if (body instanceof ApiResponse) return sendApiResponse(response, body);
     return super.reply(response, body, statusCode);
   }
-}
-
-function hasEmptyBody(request: FastifyRequest): boolean {
-  return request.headers['transfer-encoding'] === undefined && request.headers['content-length'] === '0';
 }
 
 /**
