@@ -45,6 +45,27 @@ describe('repeated authentication failures from one address (docs/operations.md)
     expect(created.headers['idempotent-replayed']).toBeUndefined();
   });
 
+  // Node would join the two lines into "k, k", which no key matches: a wrong key, counted.
+  it('refuses X-Api-Key sent twice as such, without counting it as a failure', async () => {
+    const other = await startTestApp({}, t.db);
+    try {
+      for (let i = 0; i < 25; i++) {
+        const twice = await other.http().get('/v1/account').set('X-Api-Key', [merchant.testKey, merchant.testKey]);
+        expectError(twice, 401, 'api_key_invalid', 'X-Api-Key');
+        expect(twice.body.message).toBe('The X-Api-Key header was sent 2 times; send it once.');
+      }
+      expectError(
+        await other.http().get('/v1/account').set('X-Api-Key', wrongKey),
+        401,
+        'api_key_invalid',
+        'X-Api-Key',
+      );
+      await other.http().get('/v1/account').set('X-Api-Key', merchant.testKey).expect(200);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('is per instance: another instance on the same database still answers 401', async () => {
     const other = await startTestApp({}, t.db);
     try {

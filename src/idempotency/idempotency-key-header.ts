@@ -1,4 +1,5 @@
 import { DomainError } from '../common/errors/domain-error';
+import { headerLines } from '../common/http/header-lines';
 
 export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
 
@@ -22,10 +23,7 @@ const SF_STRING = /^"((?:[\x20\x21\x23-\x5b\x5d-\x7e]|\\["\\])*)"$/;
  * same key as the bare value.
  */
 export function parseIdempotencyKey(rawHeaders: string[]): string | null {
-  const values: string[] = [];
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    if (rawHeaders[i].toLowerCase() === 'idempotency-key') values.push(rawHeaders[i + 1]);
-  }
+  const values = headerLines(rawHeaders, 'idempotency-key');
   if (values.length === 0) return null;
   if (values.length > 1) throw invalid('The Idempotency-Key header must be sent once.');
   const quoted = SF_STRING.exec(values[0]);

@@ -2,10 +2,11 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { AuthFailureLimiter } from '../common/auth/auth-failure-limiter';
 import { DomainError } from '../common/errors/domain-error';
+import { headerLines } from '../common/http/header-lines';
 import { addLogFields } from '../common/logging/request-logging';
 import { isIdempotentRoute } from '../idempotency/idempotent.decorator';
 import { validKeyOrNull } from '../idempotency/idempotency-scope';
-import { ApiKeyAuthenticator } from './api-key-authenticator';
+import { ApiKeyAuthenticator, MisusedApiKeyHeader } from './api-key-authenticator';
 
 /**
  * Authenticates `X-Api-Key` (ApiKeyAuthenticator) and records who is calling on the
@@ -24,11 +25,12 @@ export class ApiKeyGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const idempotencyKey = isIdempotentRoute(context) ? validKeyOrNull(request) : null;
     const { merchantId, environment, stored } = await this.authenticator
-      .authenticate(request.headers['x-api-key'], idempotencyKey)
+      .authenticate(headerLines(request.raw.rawHeaders, 'x-api-key'), idempotencyKey)
       .catch((error: unknown) => {
         // A refused key counts towards the address's limit (docs/operations.md); an
-        // outage does not.
-        throw error instanceof DomainError ? this.limiter.refuse(request, error, 'api_key') : error;
+        // outage does not, nor a header sent twice.
+        const refused = error instanceof DomainError && !(error instanceof MisusedApiKeyHeader);
+        throw refused ? this.limiter.refuse(request, error, 'api_key') : error;
       });
     request.auth = { merchantId, environment };
     if (idempotencyKey !== null) request.prefetchedAnswer = { key: idempotencyKey, stored };

@@ -8,6 +8,7 @@ import { notJsonBody, toErrorResponse } from '../errors/error-response';
 import { isJsonObject, refuseUnstorableJson } from '../validation/storable-json';
 import { ApiResponse } from './api-response';
 import { Connections } from './connections';
+import { headerLines } from './header-lines';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
 import { sendApiResponse } from './send';
 
@@ -240,10 +241,7 @@ function answerClientError(late: { connections?: Connections }, error: Error & {
 
 /** HTTP/1.1 requires exactly one Host header (RFC 9112 §3.2). */
 function hostRefusal(request: IncomingMessage): DomainError | null {
-  let hosts = 0;
-  for (let i = 0; i < request.rawHeaders.length; i += 2) {
-    if (request.rawHeaders[i]!.length === 4 && request.rawHeaders[i]!.toLowerCase() === 'host') hosts += 1;
-  }
+  const hosts = headerLines(request.rawHeaders, 'host').length;
   if (hosts > 1) return new DomainError('malformed_request', 'The request has more than one Host header.');
   if (hosts === 0 && request.httpVersion === '1.1') {
     return new DomainError('malformed_request', 'An HTTP/1.1 request must have a Host header.');
