@@ -232,6 +232,10 @@ describe('orders', () => {
       'resource_missing',
       'starting_after',
     );
+    // A cursor of 15,000 characters is quoted by its first 100, not echoed back whole.
+    const long = await get(`/v1/orders?starting_after=ord_${'a'.repeat(15_000)}`, fresh.testKey);
+    expectError(long, 404, 'resource_missing', 'starting_after');
+    expect(long.body.message).toBe(`No such order: 'ord_${'a'.repeat(96)}…'`);
   });
 
   it('pages through orders created within one millisecond without skipping any', async () => {

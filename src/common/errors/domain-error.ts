@@ -21,5 +21,14 @@ export class DomainError extends Error {
 export const serviceUnavailable = (message: string) =>
   new DomainError('service_unavailable', message, null, { 'Retry-After': '1' });
 
+/** How much of an unknown id a message quotes: every real id is far shorter. */
+const QUOTED_ID_CHARS = 100;
+
 export const notFound = (what: string, id: string, param: string | null = 'id') =>
-  new DomainError('resource_missing', `No such ${what}: '${id}'`, param);
+  new DomainError('resource_missing', `No such ${what}: '${quotedId(id)}'`, param);
+
+/** The id as sent, or its first characters and an ellipsis: a 15 KB cursor is not echoed back whole. */
+function quotedId(id: string): string {
+  const chars = [...id];
+  return chars.length > QUOTED_ID_CHARS ? `${chars.slice(0, QUOTED_ID_CHARS).join('')}…` : id;
+}
