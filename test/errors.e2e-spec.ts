@@ -28,6 +28,12 @@ describe('the error contract (docs/errors.md)', () => {
   it('answers an unknown route with a JSON 404', async () => {
     expectError(await t.http().get('/nowhere'), 404, 'route_not_found');
     expectError(await t.http().post('/v1/nowhere').send({}), 404, 'route_not_found');
+    // Whatever its body: the URL is what is wrong.
+    const post = (contentType: string, body: string) =>
+      t.http().post('/v1/nowhere').set('Content-Type', contentType).send(body);
+    expectError(await post('text/plain', 'hello'), 404, 'route_not_found');
+    expectError(await post('application/json', '{"a":'), 404, 'route_not_found');
+    expectError(await t.http().put('/v1/orders').send({}), 404, 'route_not_found');
   });
 
   it('refuses a body that is not JSON', async () => {

@@ -115,7 +115,10 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       done();
     });
     fastify.removeAllContentTypeParsers();
+    // A URL that matches no route is answered route_not_found whatever its body (Fastify
+    // would parse it first, and answer a bad one invalid_json or 415).
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+      if (request.is404) return done(null, undefined);
       try {
         refuseCodings(request);
         done(null, parseJsonBody(request, body as Buffer));
@@ -127,8 +130,8 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     // (`curl -d ''` labels one a form, some clients an empty POST text/plain, node:http
     // sends `req.end()` after `req.write('')` chunked), as for a write sent with nothing at
     // all. Read first, within the body limit, as only reading tells a chunked one apart.
-    fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => {
-      if ((body as Buffer).length === 0) done(null, undefined);
+    fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
+      if ((body as Buffer).length === 0 || request.is404) done(null, undefined);
       else done(notJsonBody(), undefined);
     });
   }
