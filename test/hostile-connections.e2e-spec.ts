@@ -263,6 +263,37 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       }
     });
 
+    // Its client never got an answer, so it sends the request again (RFC 9112 §9.3.2).
+    it('never serves a pipelined request whose connection was reset while it waited its turn', async () => {
+      const order = await createOrder(t, merchant.testKey);
+      const behind = orderBody();
+      const holder = await t.db.pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
+        const text = JSON.stringify(behind);
+        const socket = connect(port, '127.0.0.1', () =>
+          socket.write(
+            `POST /v1/orders/${order.id}/close HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${merchant.testKey}\r\n\r\n` +
+              `POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+              `Content-Length: ${Buffer.byteLength(text)}\r\nX-Api-Key: ${merchant.testKey}\r\n\r\n${text}`,
+          ),
+        );
+        socket.on('error', () => undefined);
+        await new Promise((pause) => setTimeout(pause, 300));
+        // A reset: a client that only half-closes its side may still read both answers.
+        socket.resetAndDestroy();
+        await new Promise((pause) => setTimeout(pause, 100));
+        await holder.query('COMMIT');
+        await new Promise((pause) => setTimeout(pause, 500));
+        const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [behind.out_trade_no]);
+        expect(rows).toHaveLength(0);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        holder.release();
+      }
+    });
+
     it('survives a CONNECT whose client resets the connection at once (a process of its own)', async () => {
       const server = await startServerProcess({ DATABASE_URL: t.db.url });
       const serverPort = Number(new URL(server.url).port);
