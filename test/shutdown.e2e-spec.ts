@@ -90,4 +90,47 @@ describe('graceful shutdown (docs/operations.md)', () => {
       await server.kill();
     }
   });
+  // Its client never got an answer, so it sends the request again (RFC 9112 §9.3.2).
+  it('on SIGTERM answers the request in flight and never serves the one pipelined behind it', async () => {
+    const { testKey } = await createMerchant(t);
+    const [first, behind] = [orderBody(), orderBody()];
+    const restore = await injectFault(
+      t.db.pool,
+      'orders',
+      `IF NEW.out_trade_no = '${first.out_trade_no}' THEN PERFORM pg_sleep(1); END IF;`,
+    );
+    const server = await startServerProcess({ DATABASE_URL: t.db.url, SHUTDOWN_TIMEOUT_MS: '8000' });
+    const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+    socket.on('error', () => undefined);
+    const received: Buffer[] = [];
+    socket.on('data', (chunk) => received.push(chunk));
+    const post = (body: object) => {
+      const text = JSON.stringify(body);
+      return (
+        `POST /v1/orders HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(text)}\r\nX-Api-Key: ${testKey}\r\n\r\n${text}`
+      );
+    };
+    try {
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(post(first) + post(behind));
+      await new Promise((pause) => setTimeout(pause, 400));
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      const statuses = [
+        ...Buffer.concat(received)
+          .toString()
+          .matchAll(/HTTP\/1\.1 (\d{3})/g),
+      ].map((m) => m[1]);
+      expect(statuses).toEqual(['201']);
+      const { rows } = await t.db.pool.query('SELECT out_trade_no FROM orders WHERE out_trade_no = ANY($1)', [
+        [first.out_trade_no, behind.out_trade_no],
+      ]);
+      expect(rows).toEqual([{ out_trade_no: first.out_trade_no }]);
+    } finally {
+      socket.destroy();
+      await server.kill();
+      await restore();
+    }
+  });
 });
