@@ -29,6 +29,8 @@ import { EventEmitter } from 'node:events';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { Logger as QueueLogger, run, Runner, runMigrations } from 'graphile-worker';
+// A release of the queue's local queue that neither fails nor leaves a rejection unhandled.
+import './local-queue-release';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { withServerSettings } from '../database/data-source-options';
