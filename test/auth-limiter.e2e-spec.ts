@@ -50,7 +50,10 @@ describe('repeated authentication failures from one address (docs/operations.md)
     const other = await startTestApp({}, t.db);
     try {
       for (let i = 0; i < 25; i++) {
-        const twice = await other.http().get('/v1/account').set('X-Api-Key', [merchant.testKey, merchant.testKey]);
+        const twice = await other
+          .http()
+          .get('/v1/account')
+          .set({ 'X-Api-Key': [merchant.testKey, merchant.testKey] });
         expectError(twice, 401, 'api_key_invalid', 'X-Api-Key');
         expect(twice.body.message).toBe('The X-Api-Key header was sent 2 times; send it once.');
       }
