@@ -36,6 +36,21 @@ describe('the error contract (docs/errors.md)', () => {
     expectError(await t.http().put('/v1/orders').send({}), 404, 'route_not_found');
   });
 
+  it('answers HEAD like the GET without its body, and other methods a path lacks as no route', async () => {
+    const order = await createOrder(t, merchant.testKey);
+    const get = await t.http().get(`/v1/orders/${order.id}`).set('X-Api-Key', merchant.testKey);
+    const head = await t.http().head(`/v1/orders/${order.id}`).set('X-Api-Key', merchant.testKey);
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+    expect(head.headers['content-length']).toBe(get.headers['content-length']);
+    expect(head.text ?? '').toBe('');
+    const unauthenticated = await t.http().head(`/v1/orders/${order.id}`);
+    expect(unauthenticated.status).toBe(401);
+    for (const method of ['options', 'patch', 'delete'] as const) {
+      expectError(await t.http()[method](`/v1/orders/${order.id}`), 404, 'route_not_found');
+    }
+  });
+
   it('refuses a body that is not JSON', async () => {
     const response = await admin().set('Content-Type', 'application/json').send('{"name": "Acme",');
     expectError(response, 400, 'invalid_json');
