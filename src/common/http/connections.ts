@@ -23,6 +23,8 @@ interface Connection {
   owing: Map<IncomingMessage, ServerResponse>;
   refusal: { text: string; answer: RawAnswer } | null;
   ended: boolean;
+  /** Settles when the socket closes; requests waiting their turn share it. */
+  gone: Promise<void>;
 }
 
 /**
@@ -92,21 +94,27 @@ export class Connections {
   }
 
   /**
-   * Resolves once every earlier request on the request's connection has been answered.
-   * Node reads pipelined requests as they arrive and would serve them side by side, their
-   * answers merely sent in order; RFC 9112 §9.3.2 allows that for safe methods only. A
-   * client that pipelines a write and then a read of it, or a payment and then a refund of
-   * it, must meet its own write: each connection is served one request at a time.
+   * Resolves once every earlier request on the request's connection has been answered:
+   * true if the request may then be served, false if its connection is gone or closing
+   * (the answer before it said `Connection: close`, the server is draining, the client
+   * reset it), so that no one would read its answer. Node reads pipelined requests as they
+   * arrive and would serve them side by side, their answers merely sent in order; RFC 9112
+   * §9.3.2 allows that for safe methods only. A client that pipelines a write and then a
+   * read of it, or a payment and then a refund of it, must meet its own write: each
+   * connection is served one request at a time.
    */
-  async inTurn(request: IncomingMessage): Promise<void> {
+  async inTurn(request: IncomingMessage): Promise<boolean> {
     const connection = this.connections.get(request.socket);
-    if (!connection) return;
-    const earlier: ServerResponse[] = [];
+    if (!connection) return true;
+    // Answers are sent in order, so the one just before it is the last to wait for: a
+    // wait per request, however deep the pipeline.
+    let previous: ServerResponse | null = null;
     for (const [each, response] of connection.owing) {
       if (each === request) break;
-      earlier.push(response);
+      previous = response;
     }
-    await Promise.all(earlier.map((response) => answered(response, connection.socket)));
+    if (previous) await Promise.race([closed(previous), connection.gone]);
+    return connection.owing.has(request) && connection.socket.writable && !connection.socket.destroyed;
   }
 
   /** Whether the request was answered with a refusal (the rest of its body came too late). */
@@ -191,13 +199,16 @@ export class Connections {
   private connectionOf(socket: Duplex): Connection {
     let connection = this.connections.get(socket);
     if (!connection) {
-      const created: Connection = { socket, owing: new Map(), refusal: null, ended: false };
+      let closedNow = () => {};
+      const gone = new Promise<void>((resolve) => (closedNow = resolve));
+      const created: Connection = { socket, owing: new Map(), refusal: null, ended: false, gone };
       this.connections.set(socket, created);
       this.live.add(created);
       // Answers queued behind a connection that died never close: they go with it.
       socket.once('close', () => {
         this.live.delete(created);
         created.owing.clear();
+        closedNow();
       });
       connection = created;
     }
@@ -225,16 +236,8 @@ function closeAfter(response: ServerResponse): void {
   if (!response.headersSent) response.setHeader('Connection', 'close');
 }
 
-/** Resolves when the response has been sent, or its connection has gone. */
-function answered(response: ServerResponse, socket: Duplex): Promise<void> {
-  if (response.closed || socket.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = () => {
-      response.off('close', done);
-      socket.off('close', done);
-      resolve();
-    };
-    response.once('close', done);
-    socket.once('close', done);
-  });
+/** Resolves when the response has been sent (or its connection has gone). */
+function closed(response: ServerResponse): Promise<void> {
+  if (response.closed) return Promise.resolve();
+  return new Promise((resolve) => response.once('close', () => resolve()));
 }

@@ -94,9 +94,10 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     });
     fastify.addHook('onRequest', async (request, reply) => {
       reply.header(REQUEST_ID_HEADER, request.id);
-      // A request pipelined behind one whose answer closed the connection, or whose
-      // connection was reset meanwhile, is then dropped by Node unserved (tested).
-      await this.connections.inTurn(request.raw);
+      // Pipelined behind an answer that closed the connection, or on a connection reset
+      // meanwhile: no one would read its answer, and the client, which never got one,
+      // sends the request again (RFC 9112 §9.3.2). Not served, with or without a body.
+      if (!(await this.connections.inTurn(request.raw))) return reply.hijack();
       const host = hostRefusal(request.raw);
       if (host) {
         reply.header('Connection', 'close');
