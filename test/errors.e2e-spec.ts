@@ -33,6 +33,8 @@ describe('the error contract (docs/errors.md)', () => {
       t.http().post('/v1/nowhere').set('Content-Type', contentType).send(body);
     expectError(await post('text/plain', 'hello'), 404, 'route_not_found');
     expectError(await post('application/json', '{"a":'), 404, 'route_not_found');
+    expectError(await post('text/plain', 'a'.repeat(70_000)), 404, 'route_not_found');
+    expectError(await post(';;;', 'hello'), 404, 'route_not_found');
     expectError(await t.http().put('/v1/orders').send({}), 404, 'route_not_found');
   });
 

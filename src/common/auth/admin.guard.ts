@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/commo
 import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
-import { DomainError } from '../errors/domain-error';
+import { routeNotFound } from '../errors/error-response';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { BearerToken } from './bearer-token';
 
@@ -22,7 +22,7 @@ export class AdminGuard implements CanActivate {
   }
 
   canActivate(context: ExecutionContext): boolean {
-    if (!this.token) throw new DomainError('route_not_found', 'No route matches this method and path.');
+    if (!this.token) throw routeNotFound();
     const request = context.switchToHttp().getRequest<FastifyRequest>();
     const refusal = this.token.refusal(request.headers.authorization);
     if (refusal) throw this.limiter.refuse(request, refusal, 'admin_token');

@@ -74,7 +74,7 @@ export function toDomainError(exception: unknown): DomainError {
 function fromHttpException(exception: HttpException): DomainError {
   switch (exception.getStatus()) {
     case 404:
-      return new DomainError('route_not_found', 'No route matches this method and path.');
+      return routeNotFound();
     case 413:
       return new DomainError('payload_too_large', 'The request body is larger than 64 KiB.');
     case 415:
@@ -86,6 +86,11 @@ function fromHttpException(exception: HttpException): DomainError {
         ? new DomainError('parameter_invalid', 'The request could not be processed as sent.')
         : new DomainError('internal_error', 'An unexpected error occurred.');
   }
+}
+
+/** No route has this method and path (404). */
+export function routeNotFound(): DomainError {
+  return new DomainError('route_not_found', 'No route matches this method and path.');
 }
 
 /** A body sent as anything but application/json (415). */

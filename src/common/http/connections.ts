@@ -1,7 +1,7 @@
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { DomainError } from '../errors/domain-error';
-import { toErrorResponse } from '../errors/error-response';
+import { routeNotFound, toErrorResponse } from '../errors/error-response';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
 
 /** An answer written straight to a connection, for a request Fastify could not finish. */
@@ -80,7 +80,7 @@ export class Connections {
     server.on('connect', (request: IncomingMessage, socket: Duplex) => {
       // Node hands the socket over without its own error handler: a reset must not crash.
       socket.on('error', () => socket.destroy());
-      this.refuse(socket, new DomainError('route_not_found', 'No route matches this method and path.'), request);
+      this.refuse(socket, routeNotFound(), request);
     });
   }
 

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { DomainError } from '../errors/domain-error';
-import { notJsonBody, toErrorResponse } from '../errors/error-response';
+import { notJsonBody, routeNotFound, toErrorResponse } from '../errors/error-response';
 import { isJsonObject, refuseUnstorableJson } from '../validation/storable-json';
 import { ApiResponse } from './api-response';
 import { Connections } from './connections';
@@ -103,6 +103,13 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         reply.header('Connection', 'close');
         return sendApiResponse(reply, toErrorResponse(host, request.id));
       }
+      // A URL that matches no route is answered route_not_found before its body is read,
+      // whatever the body: no invalid_json, 415 or 413 for a request that is wrong anyway,
+      // and no 100 Continue. The connection closes after it if a body was on its way.
+      if (request.is404) {
+        if (framesBody(request.raw)) reply.header('Connection', 'close');
+        return sendApiResponse(reply, toErrorResponse(routeNotFound(), request.id));
+      }
       // `Expect: 100-continue` asks whether to send the body (RFC 9110 §10.1.1). Routed,
       // with one Host, the answer is yes, except for a Content-Length over the limit:
       // Fastify answers that 413 without reading, so the client learns it before uploading
@@ -118,10 +125,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       done();
     });
     fastify.removeAllContentTypeParsers();
-    // A URL that matches no route is answered route_not_found whatever its body (Fastify
-    // would parse it first, and answer a bad one invalid_json or 415).
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
-      if (request.is404) return done(null, undefined);
       try {
         refuseCodings(request);
         done(null, parseJsonBody(request, body as Buffer));
@@ -134,7 +138,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     // sends `req.end()` after `req.write('')` chunked), as for a write sent with nothing at
     // all. Read first, within the body limit, as only reading tells a chunked one apart.
     fastify.addContentTypeParser('*', { parseAs: 'buffer' }, (request, body, done) => {
-      if ((body as Buffer).length === 0 || request.is404) done(null, undefined);
+      if ((body as Buffer).length === 0) done(null, undefined);
       else done(notJsonBody(), undefined);
     });
   }
@@ -246,6 +250,11 @@ function answerClientError(late: { connections?: Connections }, error: Error & {
 }
 
 /** HTTP/1.1 requires exactly one Host header (RFC 9112 §3.2). */
+/** Whether the request says a body follows (a length above zero, or a transfer coding). */
+function framesBody(request: IncomingMessage): boolean {
+  return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
+}
+
 function hostRefusal(request: IncomingMessage): DomainError | null {
   const hosts = headerLines(request.rawHeaders, 'host').length;
   if (hosts > 1) return new DomainError('malformed_request', 'The request has more than one Host header.');
