@@ -16,8 +16,9 @@
  * The fix lets `background()` take that one promise while `setModeReleased()` runs, as the
  * library's own comment there intends ("this will add to backgroundCount"): the release
  * then waits for the hand-back, and a failed hand-back rejects the release, which the
- * pool's shutdown logs. The jobs stay locked under the pool's id, and the lease unlocks
- * them (docs/notifications.md, "Engine").
+ * pool's shutdown logs (that stop, with the database away, still ends forcefully). The
+ * jobs stay locked under the pool's id, and the lease unlocks them (docs/notifications.md,
+ * "Engine").
  */
 import { LocalQueue } from 'graphile-worker/dist/localQueue';
 
@@ -49,7 +50,15 @@ function applyFix(): void {
     }
   };
   prototype.background = function (this: LocalQueueInternals, promise: Promise<void>) {
-    if (releasing.has(this) && this.mode === 'RELEASED' && this.backgroundCount === 0) {
+    // The two counters are per-instance fields, so they are checked here, not at load: if
+    // a version lacks them, the library's own behaviour is left as it is.
+    if (
+      releasing.has(this) &&
+      this.mode === 'RELEASED' &&
+      this.backgroundCount === 0 &&
+      typeof this.decreaseBackgroundCount === 'function' &&
+      typeof this.decreaseBackgroundCountWithError === 'function'
+    ) {
       this.backgroundCount++;
       promise.then(this.decreaseBackgroundCount, this.decreaseBackgroundCountWithError);
       return;
