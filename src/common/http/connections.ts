@@ -114,7 +114,8 @@ export class Connections {
       previous = response;
     }
     if (previous) await Promise.race([closed(previous), connection.gone]);
-    return connection.owing.has(request) && connection.socket.writable && !connection.socket.destroyed;
+    // Left out of `owing` when the socket closed; not writable once an answer ended it.
+    return connection.owing.has(request) && connection.socket.writable;
   }
 
   /** Whether the request was answered with a refusal (the rest of its body came too late). */
@@ -199,8 +200,7 @@ export class Connections {
   private connectionOf(socket: Duplex): Connection {
     let connection = this.connections.get(socket);
     if (!connection) {
-      let closedNow = () => {};
-      const gone = new Promise<void>((resolve) => (closedNow = resolve));
+      const gone = new Promise<void>((resolve) => socket.once('close', () => resolve()));
       const created: Connection = { socket, owing: new Map(), refusal: null, ended: false, gone };
       this.connections.set(socket, created);
       this.live.add(created);
@@ -208,7 +208,6 @@ export class Connections {
       socket.once('close', () => {
         this.live.delete(created);
         created.owing.clear();
-        closedNow();
       });
       connection = created;
     }
@@ -236,7 +235,7 @@ function closeAfter(response: ServerResponse): void {
   if (!response.headersSent) response.setHeader('Connection', 'close');
 }
 
-/** Resolves when the response has been sent (or its connection has gone). */
+/** Resolves when the response has been sent (one still queued when its socket closes may never be: Connection.gone). */
 function closed(response: ServerResponse): Promise<void> {
   if (response.closed) return Promise.resolve();
   return new Promise((resolve) => response.once('close', () => resolve()));

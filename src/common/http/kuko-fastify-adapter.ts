@@ -249,12 +249,12 @@ function answerClientError(late: { connections?: Connections }, error: Error & {
   late.connections!.refuse(socket, refusal);
 }
 
-/** HTTP/1.1 requires exactly one Host header (RFC 9112 §3.2). */
 /** Whether the request says a body follows (a length above zero, or a transfer coding). */
 function framesBody(request: IncomingMessage): boolean {
   return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 }
 
+/** HTTP/1.1 requires exactly one Host header (RFC 9112 §3.2). */
 function hostRefusal(request: IncomingMessage): DomainError | null {
   const hosts = headerLines(request.rawHeaders, 'host').length;
   if (hosts > 1) return new DomainError('malformed_request', 'The request has more than one Host header.');
