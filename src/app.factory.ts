@@ -1,6 +1,7 @@
 import { NestFactory } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { AppModule, AppModuleOptions } from './app.module';
+import { ADMIN_ROUTE_PREFIX } from './common/auth/admin.guard';
 import { ApiExceptionFilter } from './common/errors/api-exception.filter';
 import { EnvelopeInterceptor } from './common/http/envelope.interceptor';
 import { setUpOpenApi } from './common/openapi/openapi-document';
@@ -17,7 +18,10 @@ import { installMetrics } from './metrics/install-metrics';
  */
 export async function createApp(options: AppModuleOptions): Promise<NestFastifyApplication> {
   const logger = createRootLogger(options.config.logLevel, options.config.logFormat);
-  const adapter = new KukoFastifyAdapter({ requestTimeoutMs: options.config.requestTimeoutMs });
+  const adapter = new KukoFastifyAdapter({
+    requestTimeoutMs: options.config.requestTimeoutMs,
+    absentRoutePrefixes: options.config.adminToken ? [] : [ADMIN_ROUTE_PREFIX],
+  });
   logRequests(adapter.getInstance(), adapter.connections, logger);
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options), adapter, {
     logger: new NestPinoLogger(logger),

@@ -64,6 +64,15 @@ describe('merchants and API keys', () => {
         .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
         .send({ name: 'Acme' });
       expectError(response, 404, 'route_not_found');
+      // Exactly like an unknown URL, whatever the body, spelling or method.
+      const post = (path: string, contentType: string, body: string) =>
+        closed.http().post(path).set('Content-Type', contentType).send(body);
+      for (const path of ['/v1/admin/merchants', '/v1/%61dmin/merchants', '/v1/admin/merchants/mch_x/api_keys/roll']) {
+        expectError(await post(path, 'application/json', '{"name":'), 404, 'route_not_found');
+        expectError(await post(path, 'text/plain', 'hello'), 404, 'route_not_found');
+        expectError(await post(path, 'application/json', 'a'.repeat(70_000)), 404, 'route_not_found');
+      }
+      expectError(await closed.http().get('/v1/admin/merchants'), 404, 'route_not_found');
     } finally {
       await closed.close();
     }

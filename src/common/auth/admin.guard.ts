@@ -6,9 +6,14 @@ import { routeNotFound } from '../errors/error-response';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { BearerToken } from './bearer-token';
 
+/** Where the admin API's routes live. */
+export const ADMIN_ROUTE_PREFIX = '/v1/admin/';
+
 /**
  * `Authorization: Bearer $ADMIN_TOKEN`. With no token configured the admin API does not
- * exist (404), so an unconfigured deployment exposes nothing.
+ * exist (404), so an unconfigured deployment exposes nothing. The HTTP adapter answers
+ * such a request already, before its body is read (app.factory.ts), as for any unknown
+ * URL; the guard's own refusal keeps that true wherever the routes are mounted.
  */
 @Injectable()
 export class AdminGuard implements CanActivate {

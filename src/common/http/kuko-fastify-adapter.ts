@@ -19,6 +19,12 @@ const HEADERS_TIMEOUT_MS = 10_000;
 export interface AdapterOptions {
   /** The whole request must arrive within this, or the connection is answered 408 and closed. */
   requestTimeoutMs: number;
+  /**
+   * Routes under these prefixes answer exactly as a URL that matches no route: the admin
+   * API without ADMIN_TOKEN (docs/errors.md), so that nothing about the request, body
+   * included, tells it apart from an unknown one.
+   */
+  absentRoutePrefixes?: readonly string[];
 }
 const WEBHOOK_PREFIX = '/v1/webhooks/';
 
@@ -38,7 +44,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
   /** What the HTTP server answers below Fastify (parser refusals, draining). */
   readonly connections: Connections;
 
-  constructor({ requestTimeoutMs }: AdapterOptions) {
+  constructor({ requestTimeoutMs, absentRoutePrefixes = [] }: AdapterOptions) {
     // The parser's refusals need the connections, which exist only once the server does.
     const late: { connections?: Connections } = {};
     super({
@@ -103,10 +109,11 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         reply.header('Connection', 'close');
         return sendApiResponse(reply, toErrorResponse(host, request.id));
       }
-      // A URL that matches no route is answered route_not_found before its body is read,
-      // whatever the body: no invalid_json, 415 or 413 for a request that is wrong anyway,
-      // and no 100 Continue. The connection closes after it if a body was on its way.
-      if (request.is404) {
+      // A URL that matches no route (or a route that is absent here, absentRoutePrefixes)
+      // is answered route_not_found before its body is read, whatever the body: no
+      // invalid_json, 415 or 413 for a request that is wrong anyway, and no 100 Continue.
+      // The connection closes after it if a body was on its way.
+      if (request.is404 || absentRoutePrefixes.some((prefix) => request.routeOptions.url?.startsWith(prefix))) {
         if (framesBody(request.raw)) reply.header('Connection', 'close');
         return sendApiResponse(reply, toErrorResponse(routeNotFound(), request.id));
       }
