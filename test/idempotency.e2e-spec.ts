@@ -172,6 +172,22 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
       expect((await keyRows(refused))[0].response_status).toBe(400);
     });
 
+    it('stores the refusal of a body sent to a write that takes none', async () => {
+      const order = await createOrder(t, merchant.testKey);
+      const key = randomUUID();
+      const close = () =>
+        t.http().post(`/v1/orders/${order.id}/close`).set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key);
+      const first = await close().send({ foo: 1 });
+      expectError(first, 400, 'parameter_unknown', 'foo');
+      const again = await close().send({ foo: 1 });
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(again.text).toBe(first.text);
+      // The key belongs to the refused request: without the body it is another request.
+      expectError(await close(), 400, 'idempotency_error', 'Idempotency-Key');
+      const { body } = await t.http().get(`/v1/orders/${order.id}`).set('X-Api-Key', merchant.testKey);
+      expect(body.data.status).toBe('pending');
+    });
+
     it('does not store answers that are not the request’s own result', async () => {
       const cases: [string, () => Test, number, string][] = [
         [

@@ -1,29 +1,41 @@
-import { applyDecorators, CanActivate, ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
+import {
+  applyDecorators,
+  CallHandler,
+  ExecutionContext,
+  Injectable,
+  NestInterceptor,
+  UseInterceptors,
+} from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
+import type { Observable } from 'rxjs';
 import { DomainError } from '../errors/domain-error';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { isJsonObject } from '../validation/storable-json';
 
 /**
  * A write whose parameters are all in its path. A body, if one is sent, must be `{}`: a
- * field sent anyway is refused as unknown (docs/errors.md, parameter_unknown), never silently ignored, as the
- * validation pipe refuses one on every write that takes a body.
+ * field sent anyway is refused as unknown (docs/errors.md, parameter_unknown), never
+ * silently ignored, as the validation pipe refuses one on every write that takes a body.
+ *
+ * An interceptor, not a guard: a method's interceptors run inside the global ones, so the
+ * refusal is made within the Idempotency-Key layer, stored and replayed like any other
+ * validation error (docs/idempotency.md). A guard would refuse before that layer, and a
+ * retry of the same key without the body would then execute.
  */
 @Injectable()
-class NoBodyGuard implements CanActivate {
-  canActivate(context: ExecutionContext): boolean {
+class NoBodyInterceptor implements NestInterceptor {
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const body: unknown = context.switchToHttp().getRequest<FastifyRequest>().body;
-    if (body === undefined) return true;
-    if (!isJsonObject(body)) {
+    if (body !== undefined && !isJsonObject(body)) {
       throw new DomainError('parameter_invalid', 'This request takes no body; send none, or {}.', null);
     }
-    const [unknown] = Object.keys(body);
+    const [unknown] = body === undefined ? [] : Object.keys(body);
     if (unknown !== undefined)
       throw new DomainError('parameter_unknown', `Received unknown parameter: ${unknown}`, unknown);
-    return true;
+    return next.handle();
   }
 }
 
 export function TakesNoBody(): MethodDecorator {
-  return applyDecorators(UseGuards(NoBodyGuard), ApiErrors('parameter_unknown'));
+  return applyDecorators(UseInterceptors(NoBodyInterceptor), ApiErrors('parameter_unknown'));
 }
