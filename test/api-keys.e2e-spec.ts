@@ -100,7 +100,8 @@ describe('rolling and revoking API keys (docs/operations.md)', () => {
     const merchant = await createMerchant(t);
     expectError(await admin(merchant.id, 'roll', {}), 400, 'parameter_missing', 'environment');
     expectError(await admin(merchant.id, 'roll', { environment: 'prod' }), 400, 'parameter_invalid', 'environment');
-    for (const expiresIn of [-1, 1.5, 31 * 86400, '60']) {
+    // null is not "absent" (docs/errors.md): it would stop the old keys at once.
+    for (const expiresIn of [-1, 1.5, 31 * 86400, '60', null]) {
       const response = await admin(merchant.id, 'roll', { environment: 'test', expires_in: expiresIn });
       expectError(response, 400, 'parameter_invalid', 'expires_in');
     }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDefined, IsIn, IsInt, IsOptional, Max, Min } from 'class-validator';
+import { IsDefined, IsIn, IsInt, Max, Min } from 'class-validator';
+import { Optional } from '../../common/validation/validators';
 import { ENVIRONMENTS, Environment } from '../../domain/environment';
 
 /** The longest grace period of a rolled key: 30 days. */
@@ -21,7 +22,7 @@ export class RollApiKeyDto extends RevokeApiKeysDto {
     default: 0,
     example: 3600,
   })
-  @IsOptional()
+  @Optional()
   @IsInt({ message: 'expires_in must be a whole number of seconds' })
   @Min(0, { message: `expires_in must be from 0 to ${MAX_EXPIRES_IN}` })
   @Max(MAX_EXPIRES_IN, { message: `expires_in must be from 0 to ${MAX_EXPIRES_IN}` })
