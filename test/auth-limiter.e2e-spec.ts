@@ -69,6 +69,29 @@ describe('repeated authentication failures from one address (docs/operations.md)
     }
   });
 
+  // Node would keep the first line: a second one, even a wrong one, would go unseen.
+  it('refuses Authorization sent twice on the admin API and /metrics, without counting it', async () => {
+    const metricsToken = 'metrics-token-0123456789';
+    const other = await startTestApp({ METRICS_TOKEN: metricsToken }, t.db);
+    const merchants = async () => (await t.db.pool.query('SELECT count(*)::int AS n FROM merchants')).rows[0].n;
+    const before = await merchants();
+    try {
+      const twice = (token: string) => ({ Authorization: [`Bearer ${token}`, `Bearer ${token}`] });
+      for (let i = 0; i < 25; i++) {
+        const admin = await other.http().post('/v1/admin/merchants').set(twice(ADMIN_TOKEN)).send({ name: 'X' });
+        expectError(admin, 401, 'api_key_invalid', 'Authorization');
+        expect(admin.body.message).toBe('The Authorization header was sent 2 times; send it once.');
+      }
+      expectError(await other.http().get('/metrics').set(twice(metricsToken)), 401, 'api_key_invalid', 'Authorization');
+      const wrong = other.http().post('/v1/admin/merchants').set('Authorization', 'Bearer wrong-admin-token-0123');
+      expectError(await wrong.send({ name: 'X' }), 401, 'api_key_invalid', 'Authorization');
+      await other.http().get('/metrics').set('Authorization', `Bearer ${metricsToken}`).expect(200);
+      expect(await merchants()).toBe(before);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('is per instance: another instance on the same database still answers 401', async () => {
     const other = await startTestApp({}, t.db);
     try {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { timingSafeEqual } from 'node:crypto';
 import type { Environment } from '../domain/environment';
+import { RepeatedCredentialHeader } from '../common/auth/repeated-header';
 import { DomainError } from '../common/errors/domain-error';
 import { IdempotencyKeysRepository, StoredKey } from '../idempotency/idempotency-keys.repository';
 import { environmentOf, hashApiKey } from './api-key';
@@ -26,13 +27,13 @@ export class ApiKeyAuthenticator {
     private readonly idempotencyKeys: IdempotencyKeysRepository,
   ) {}
 
-  /** `sent`: every X-Api-Key header line of the request (MisusedApiKeyHeader if not one). */
+  /** `sent`: every X-Api-Key header line of the request (RepeatedCredentialHeader if not one). */
   async authenticate(sent: readonly string[], idempotencyKey: string | null): Promise<Authenticated> {
     const key = sent[0];
     if (key === undefined || (sent.length === 1 && key === '')) {
       throw new DomainError('api_key_missing', 'Send your secret API key in the X-Api-Key header.', 'X-Api-Key');
     }
-    if (sent.length > 1) throw new MisusedApiKeyHeader(sent.length);
+    if (sent.length > 1) throw new RepeatedCredentialHeader('X-Api-Key', sent.length);
     const environment = environmentOf(key);
     // environmentOf matches the whole key format, so null also means malformed.
     if (!environment) throw invalidKey();
@@ -44,17 +45,6 @@ export class ApiKeyAuthenticator {
         : await this.idempotencyKeys.findApiKeyWithAnswer(hash, environment, idempotencyKey);
     if (!found || !timingSafeEqual(found.keyHash, hash)) throw invalidKey();
     return { merchantId: found.merchantId, environment, stored: found.stored };
-  }
-}
-
-/**
- * X-Api-Key sent more than once (RFC 9110 §5.3: it is not a list). Refused without a
- * lookup, as no key was tried: it is a client's mistake, not a guess at a key, so it
- * does not count towards the address's failure limit.
- */
-export class MisusedApiKeyHeader extends DomainError {
-  constructor(times: number) {
-    super('api_key_invalid', `The X-Api-Key header was sent ${times} times; send it once.`, 'X-Api-Key');
   }
 }
 

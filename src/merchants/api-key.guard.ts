@@ -6,7 +6,7 @@ import { headerLines } from '../common/http/header-lines';
 import { addLogFields } from '../common/logging/request-logging';
 import { isIdempotentRoute } from '../idempotency/idempotent.decorator';
 import { validKeyOrNull } from '../idempotency/idempotency-scope';
-import { ApiKeyAuthenticator, MisusedApiKeyHeader } from './api-key-authenticator';
+import { ApiKeyAuthenticator } from './api-key-authenticator';
 
 /**
  * Authenticates `X-Api-Key` (ApiKeyAuthenticator) and records who is calling on the
@@ -28,9 +28,8 @@ export class ApiKeyGuard implements CanActivate {
       .authenticate(headerLines(request.raw.rawHeaders, 'x-api-key'), idempotencyKey)
       .catch((error: unknown) => {
         // A refused key counts towards the address's limit (docs/operations.md); an
-        // outage does not, nor a header sent twice.
-        const refused = error instanceof DomainError && !(error instanceof MisusedApiKeyHeader);
-        throw refused ? this.limiter.refuse(request, error, 'api_key') : error;
+        // outage does not.
+        throw error instanceof DomainError ? this.limiter.refuse(request, error, 'api_key') : error;
       });
     request.auth = { merchantId, environment };
     if (idempotencyKey !== null) request.prefetchedAnswer = { key: idempotencyKey, stored };

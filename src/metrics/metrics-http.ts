@@ -3,6 +3,7 @@ import type { Counter, Histogram } from 'prom-client';
 import type { AuthFailureLimiter } from '../common/auth/auth-failure-limiter';
 import { BearerToken } from '../common/auth/bearer-token';
 import { toErrorResponse } from '../common/errors/error-response';
+import { headerLines } from '../common/http/header-lines';
 import { sendApiResponse } from '../common/http/send';
 import type { Metrics } from '../common/metrics/metrics';
 
@@ -60,7 +61,7 @@ export function serveMetrics(
 ): void {
   const bearer = token === null ? null : new BearerToken(token, 'metrics token');
   fastify.get('/metrics', async (request: FastifyRequest, reply: FastifyReply) => {
-    const refusal = bearer?.refusal(request.headers.authorization);
+    const refusal = bearer?.refusal(headerLines(request.raw.rawHeaders, 'authorization'));
     if (refusal) {
       return sendApiResponse(reply, toErrorResponse(limiter.refuse(request, refusal, 'metrics_token'), request.id));
     }

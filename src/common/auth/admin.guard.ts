@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { APP_CONFIG } from '../../config/config.module';
 import type { AppConfig } from '../../config/app-config';
 import { routeNotFound } from '../errors/error-response';
+import { headerLines } from '../http/header-lines';
 import { AuthFailureLimiter } from './auth-failure-limiter';
 import { BearerToken } from './bearer-token';
 
@@ -29,7 +30,7 @@ export class AdminGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     if (!this.token) throw routeNotFound();
     const request = context.switchToHttp().getRequest<FastifyRequest>();
-    const refusal = this.token.refusal(request.headers.authorization);
+    const refusal = this.token.refusal(headerLines(request.raw.rawHeaders, 'authorization'));
     if (refusal) throw this.limiter.refuse(request, refusal, 'admin_token');
     return true;
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { Metrics } from '../metrics/metrics';
 import { DomainError } from '../errors/domain-error';
+import { RepeatedCredentialHeader } from './repeated-header';
 
 /** Failures an address may make per window before its failures are answered 429. */
 const AUTH_FAILURE_LIMIT = 20;
@@ -29,8 +30,13 @@ export class AuthFailureLimiter {
 
   constructor(private readonly metrics: Metrics) {}
 
-  /** Records a failure and returns what to answer: the 401 given, or a 429 once over the limit. */
+  /**
+   * Records a failure and returns what to answer: the 401 given, or a 429 once over the
+   * limit. A credential header sent more than once tried no credential: it is answered
+   * as it is and not counted, even over the limit.
+   */
   refuse(request: FastifyRequest, unauthorised: DomainError, credential: Credential): DomainError {
+    if (unauthorised instanceof RepeatedCredentialHeader) return unauthorised;
     const now = Date.now();
     const address = request.ip;
     const times = (this.failures.get(address) ?? []).filter((time) => time > now - AUTH_FAILURE_WINDOW_MS);

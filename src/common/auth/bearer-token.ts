@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { DomainError } from '../errors/domain-error';
 import { sha256 } from '../hash';
+import { RepeatedCredentialHeader } from './repeated-header';
 
 /**
  * A configured `Authorization: Bearer <token>` (the admin token, the metrics token),
@@ -18,8 +19,13 @@ export class BearerToken {
     this.expected = sha256(token);
   }
 
-  /** null when the header carries the token; otherwise the refusal to answer. */
-  refusal(header: string | undefined): DomainError | null {
+  /**
+   * null when the request's Authorization header lines (`sent`, see headerLines) are one
+   * carrying the token; otherwise the refusal to answer.
+   */
+  refusal(sent: readonly string[]): DomainError | null {
+    const header = sent[0];
+    if (sent.length > 1) return new RepeatedCredentialHeader('Authorization', sent.length);
     if (!header) {
       return new DomainError(
         'api_key_missing',
