@@ -12,10 +12,10 @@ import https from 'node:https';
 import { isIP, LookupFunction } from 'node:net';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
+import { KEEP_LIMIT, keptAnswer } from './kept-answer';
 import { isForbiddenAddress } from './ssrf-guard';
 
 const READ_LIMIT = 64 * 1024;
-const KEEP_LIMIT = 1024;
 
 export interface HttpAttempt {
   statusCode: number | null;
@@ -102,14 +102,13 @@ export class NotificationHttpClient {
           settled = true;
           clearTimeout(timer);
           const status = response.statusCode ?? 0;
-          // Kept as text: NUL, which PostgreSQL text cannot hold, is dropped, so that no
-          // answer can make its own attempt unrecordable (and so sent again and again).
-          const kept = Buffer.concat(chunks).subarray(0, KEEP_LIMIT).toString('utf8').replaceAll('\u0000', '');
+          const kept = keptAnswer(Buffer.concat(chunks));
           const ok = status >= 200 && status < 300;
           resolve(finish({ statusCode: status, error: ok ? null : 'unexpected_status', responseBody: kept }));
         };
         response.on('data', (chunk: Buffer) => {
-          if (read < KEEP_LIMIT) chunks.push(chunk);
+          // One byte past the limit is enough to tell whether the cut splits a character.
+          if (read <= KEEP_LIMIT) chunks.push(chunk);
           read += chunk.length;
           if (read >= READ_LIMIT) {
             done();
