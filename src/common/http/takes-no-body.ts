@@ -6,6 +6,7 @@ import {
   NestInterceptor,
   UseInterceptors,
 } from '@nestjs/common';
+import { ApiBody } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import type { Observable } from 'rxjs';
 import { DomainError } from '../errors/domain-error';
@@ -36,6 +37,16 @@ class NoBodyInterceptor implements NestInterceptor {
   }
 }
 
+/**
+ * The document says what the server takes: no body, or an empty object (so a validating
+ * proxy lets `{}` through, as the server does).
+ */
+const NO_BODY = ApiBody({
+  required: false,
+  description: 'None, or an empty object',
+  schema: { type: 'object', additionalProperties: false, maxProperties: 0 },
+});
+
 export function TakesNoBody(): MethodDecorator {
-  return applyDecorators(UseInterceptors(NoBodyInterceptor), ApiErrors('parameter_unknown'));
+  return applyDecorators(UseInterceptors(NoBodyInterceptor), NO_BODY, ApiErrors('parameter_unknown'));
 }
