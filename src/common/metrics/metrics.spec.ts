@@ -42,6 +42,20 @@ describe('Metrics', () => {
     expect(reads).toBe(2);
   });
 
+  it('exports the series of bounded label sets at 0 before anything happened', async () => {
+    const text = await new Metrics(IDLE_POOL).registry.metrics();
+    for (const series of [
+      'kukopay_idempotency_outcomes_total{outcome="executed"}',
+      'kukopay_idempotency_outcomes_total{outcome="unreadable"}',
+      'kukopay_auth_failures_total{credential="admin_token",status="429"}',
+      'kukopay_idempotency_purge_runs_total{result="stopped_early"}',
+      'kukopay_notification_attempts_total{result="delivered"}',
+      'kukopay_notification_attempts_total{result="failed"}',
+    ]) {
+      expect(value(text, series)).toBe(0);
+    }
+  });
+
   it('records purge runs by result', async () => {
     const metrics = new Metrics(IDLE_POOL);
     metrics.recordPurge({ deleted: 10, skipped: false, finished: true });

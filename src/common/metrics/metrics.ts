@@ -3,6 +3,11 @@ import type { PoolStats } from '../../database/db';
 
 const PREFIX = 'kukopay_';
 
+const IDEMPOTENCY_OUTCOMES = ['executed', 'replayed', 'in_progress', 'mismatch', 'unreadable'] as const;
+const CREDENTIALS = ['api_key', 'admin_token', 'metrics_token'] as const;
+const PURGE_RESULTS = ['finished', 'stopped_early', 'skipped', 'failed'] as const;
+const NOTIFICATION_RESULTS = ['delivered', 'failed'] as const;
+
 /** Latency buckets in seconds: a keyed create takes a few ms, a slow lock wait seconds. */
 const LATENCY_BUCKETS = [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -76,6 +81,13 @@ export class Metrics {
 
   constructor(poolStats: () => PoolStats) {
     collectDefaultMetrics({ register: this.registry });
+    // Every series of a known, bounded label set is exported from the start, at 0: a rate
+    // or an alert over it then reads 0 on a fresh instance, not "no data".
+    for (const outcome of IDEMPOTENCY_OUTCOMES) this.idempotency.inc({ outcome }, 0);
+    for (const credential of CREDENTIALS)
+      for (const status of ['401', '429']) this.authFailures.inc({ credential, status }, 0);
+    for (const result of PURGE_RESULTS) this.purgeRuns.inc({ result }, 0);
+    for (const result of NOTIFICATION_RESULTS) this.notificationAttempts.inc({ result }, 0);
     const pool = (name: string, help: string, read: (stats: PoolStats) => number) =>
       new Gauge({
         name: `${PREFIX}db_pool_${name}`,
