@@ -178,6 +178,12 @@ describe('merchant notifications (docs/notifications.md)', () => {
     const byType = (await api().get('/v1/events?type=order.closed&limit=100')).body.data;
     expect(byType.every((e: { type: string }) => e.type === 'order.closed')).toBe(true);
     expectError(await api().get('/v1/events?type=order.unknown'), 400, 'parameter_invalid', 'type');
+    // A cursor that does not match the filter still marks a position among the merchant's
+    // events (here: the close, listed before the payment); another merchant's is unknown.
+    const fromClose = (await api().get(`/v1/events?type=order.paid&starting_after=${page.data[0].id}`)).body;
+    expect(fromClose.data[0].data.object.id).toBe(order.id);
+    const othersCursor = api(other.testKey).get(`/v1/events?type=order.paid&starting_after=${page.data[0].id}`);
+    expectError(await othersCursor, 404, 'resource_missing', 'starting_after');
 
     const id = byOrder[0].id;
     const event = await api().get(`/v1/events/${id}`);

@@ -121,7 +121,7 @@ export class EventsRepository {
     );
   }
 
-  /** Newest first; null when the cursor is not one of these events. */
+  /** Newest first; null when the cursor is not one of the merchant's events in this environment. */
   listPage(
     merchantId: string,
     environment: Environment,
@@ -129,15 +129,17 @@ export class EventsRepository {
     limit: number,
     startingAfter?: string,
   ): Promise<KeysetRows<EventRow> | null> {
-    const params: unknown[] = [merchantId, environment];
-    let where = 'merchant_id = $1 AND environment = $2';
-    if (filter.type !== undefined) where += ` AND type = $${params.push(filter.type)}`;
-    if (filter.orderId !== undefined) where += ` AND order_id = $${params.push(filter.orderId)}`;
+    // The filter's parameters come after the two of the scope.
+    const filterParams: unknown[] = [];
+    const conditions: string[] = [];
+    if (filter.type !== undefined) conditions.push(`type = $${2 + filterParams.push(filter.type)}`);
+    if (filter.orderId !== undefined) conditions.push(`order_id = $${2 + filterParams.push(filter.orderId)}`);
     return keysetRows<EventRow>(this.db, {
       table: 'events',
       columns: EVENT_COLUMNS,
-      where,
-      params,
+      where: 'merchant_id = $1 AND environment = $2',
+      params: [merchantId, environment],
+      filter: conditions.length > 0 ? { sql: conditions.join(' AND '), params: filterParams } : undefined,
       limit,
       startingAfter,
     });
