@@ -221,6 +221,8 @@ describe('the OpenAPI document as a contract for real traffic', () => {
       expectError(expectRefusedByBoth(both), 400, 'parameter_invalid', 'out_trade_no');
       const longKey = await createOrder(orderBody(), { 'Idempotency-Key': 'k'.repeat(256) });
       expectError(expectRefusedByBoth(longKey), 400, 'idempotency_key_invalid', 'Idempotency-Key');
+      const emptyQuoted = await createOrder(orderBody(), { 'Idempotency-Key': '""' });
+      expectError(expectRefusedByBoth(emptyQuoted), 400, 'idempotency_key_invalid', 'Idempotency-Key');
       const nul = await api.send({ method: 'get', path: '/v1/orders/ord_%00', headers: keyed() });
       expectError(expectConforming(nul), 400, 'parameter_invalid', 'id');
       const closeNul = await api.send({

@@ -10,7 +10,8 @@ export const IDEMPOTENCY_KEY_DOC = {
   description:
     'Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body ' +
     'replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md.',
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x20-\\x7e]{1,255}$' },
+  // `""` is the quoted form of an empty key, which the server refuses too.
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^(?!""$)[\\x20-\\x7e]{1,255}$' },
   example: '8f14e45f-ceea-4e7a-9a3b-7f1c2d3e4a5b',
 };
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;
