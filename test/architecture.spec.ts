@@ -66,6 +66,15 @@ describe('the structure of src/', () => {
     expect(unchecked).toEqual([]);
   });
 
+  // class-validator's IsOptional takes null for absent: in a body, null must be refused
+  // (docs/errors.md), which Optional() does. Query strings cannot carry null.
+  it('has body DTOs mark optional fields with Optional(), never IsOptional', () => {
+    const bodies = sourceFiles(SRC).filter((file) => file.endsWith('.dto.ts'));
+    expect(bodies.length).toBeGreaterThanOrEqual(4);
+    const lenient = bodies.filter((file) => /\bIsOptional\b/.test(readFileSync(file, 'utf8')));
+    expect(lenient.map((file) => relative(SRC, file))).toEqual([]);
+  });
+
   it('keeps SQL in repositories and the database module', () => {
     const sql = /\b(SELECT|INSERT|UPDATE|DELETE)\b/;
     const misplaced = sourceFiles(SRC)
