@@ -1,4 +1,4 @@
-/** How much of a merchant's answer an attempt keeps (SPEC §12: its first 1 KiB). */
+/** How much of a merchant's answer an attempt keeps: its first 1 KiB (docs/notifications.md). */
 export const KEEP_LIMIT = 1024;
 
 /**
