@@ -32,6 +32,7 @@ import { ApiResponse } from '../common/http/api-response';
 import { REQUEST_ID_HEADER } from '../common/http/request-id';
 import { openSecret, sealSecret } from '../common/secret-box';
 import { addLogFields } from '../common/logging/request-logging';
+import type { IdempotencyOutcome } from '../common/metrics/metrics';
 import { APP_CONFIG } from '../config/config.module';
 import type { AppConfig } from '../config/app-config';
 import { Db } from '../database/db';
@@ -56,8 +57,6 @@ const SAVEPOINT = `SAVEPOINT ${SAVEPOINT_NAME}`;
 const ROLLBACK_TO_SAVEPOINT = `ROLLBACK TO SAVEPOINT ${SAVEPOINT_NAME}`;
 /** What a client that meets a key in progress should wait before it retries, in seconds. */
 const IN_PROGRESS_RETRY_AFTER = '1';
-
-export type IdempotencyOutcome = 'executed' | 'replayed' | 'in_progress' | 'mismatch' | 'unreadable';
 
 @Injectable()
 export class IdempotencyInterceptor implements NestInterceptor {

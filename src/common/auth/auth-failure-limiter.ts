@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
-import { Metrics } from '../metrics/metrics';
+import { type Credential, Metrics } from '../metrics/metrics';
 import { DomainError } from '../errors/domain-error';
 import { RepeatedCredentialHeader } from './repeated-header';
 
@@ -9,8 +9,6 @@ const AUTH_FAILURE_LIMIT = 20;
 const AUTH_FAILURE_WINDOW_MS = 60_000;
 /** Addresses remembered at most; beyond, the stalest are forgotten first. */
 const MAX_ADDRESSES = 10_000;
-
-export type Credential = 'api_key' | 'admin_token' | 'metrics_token';
 
 /**
  * Slows repeated authentication failures from one address (docs/operations.md): after

@@ -3,8 +3,11 @@ import type { PoolStats } from '../../database/db';
 
 const PREFIX = 'kukopay_';
 
-const IDEMPOTENCY_OUTCOMES = ['executed', 'replayed', 'in_progress', 'mismatch', 'unreadable'] as const;
-const CREDENTIALS = ['api_key', 'admin_token', 'metrics_token'] as const;
+/** The label values of the counters that export every series from the start. */
+export const IDEMPOTENCY_OUTCOMES = ['executed', 'replayed', 'in_progress', 'mismatch', 'unreadable'] as const;
+export type IdempotencyOutcome = (typeof IDEMPOTENCY_OUTCOMES)[number];
+export const CREDENTIALS = ['api_key', 'admin_token', 'metrics_token'] as const;
+export type Credential = (typeof CREDENTIALS)[number];
 const PURGE_RESULTS = ['finished', 'stopped_early', 'skipped', 'failed'] as const;
 const NOTIFICATION_RESULTS = ['delivered', 'failed'] as const;
 
