@@ -129,16 +129,18 @@ export class EventsRepository {
     limit: number,
     startingAfter?: string,
   ): Promise<KeysetRows<EventRow> | null> {
-    // The filter's parameters come after the two of the scope.
+    const scope = [merchantId, environment];
+    // The filter's parameters are numbered after the scope's.
     const filterParams: unknown[] = [];
+    const next = (value: unknown) => `$${scope.length + filterParams.push(value)}`;
     const conditions: string[] = [];
-    if (filter.type !== undefined) conditions.push(`type = $${2 + filterParams.push(filter.type)}`);
-    if (filter.orderId !== undefined) conditions.push(`order_id = $${2 + filterParams.push(filter.orderId)}`);
+    if (filter.type !== undefined) conditions.push(`type = ${next(filter.type)}`);
+    if (filter.orderId !== undefined) conditions.push(`order_id = ${next(filter.orderId)}`);
     return keysetRows<EventRow>(this.db, {
       table: 'events',
       columns: EVENT_COLUMNS,
       where: 'merchant_id = $1 AND environment = $2',
-      params: [merchantId, environment],
+      params: scope,
       filter: conditions.length > 0 ? { sql: conditions.join(' AND '), params: filterParams } : undefined,
       limit,
       startingAfter,

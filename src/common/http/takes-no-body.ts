@@ -27,10 +27,11 @@ import { isJsonObject } from '../validation/storable-json';
 class NoBodyInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     const body: unknown = context.switchToHttp().getRequest<FastifyRequest>().body;
-    if (body !== undefined && !isJsonObject(body)) {
+    if (body === undefined) return next.handle();
+    if (!isJsonObject(body)) {
       throw new DomainError('parameter_invalid', 'This request takes no body; send none, or {}.', null);
     }
-    const [unknown] = body === undefined ? [] : Object.keys(body);
+    const [unknown] = Object.keys(body);
     if (unknown !== undefined)
       throw new DomainError('parameter_unknown', `Received unknown parameter: ${unknown}`, unknown);
     return next.handle();
