@@ -205,6 +205,23 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
         expect(text).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
         expect(text).toContain(`"error":"${error}"`);
       });
+
+      it('answers the admin API of a deployment without ADMIN_TOKEN as an unknown URL, before the body', async () => {
+        const closed = await startTestApp({ ADMIN_TOKEN: '' }, t.db);
+        try {
+          await closed.app.listen({ port: 0, host: '127.0.0.1' });
+          const closedPort = (closed.app.getHttpServer().address() as { port: number }).port;
+          const text = await rawText(closedPort, [
+            `POST /v1/admin/merchants HTTP/1.1\r\nHost: x\r\nConnection: close\r\nExpect: 100-continue\r\n` +
+              `Content-Type: application/json\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Length: 10\r\n\r\n`,
+          ]);
+          expect(text).not.toMatch(/100 Continue/);
+          expect(text).toMatch(/^HTTP\/1\.1 404 /);
+          expect(text).toContain('"error":"route_not_found"');
+        } finally {
+          await closed.close();
+        }
+      });
     });
 
     it('keeps every header, however many (2,500 fit in 16 KiB): the Idempotency-Key after them counts', async () => {

@@ -1,20 +1,17 @@
-import { Body, Controller, Post, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from '../common/auth/admin.guard';
-import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
+import { Body, Post } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
+import { AdminRoutes } from '../common/auth/admin-routes.decorator';
+import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData } from '../common/openapi/api-success.decorator';
 import { CreateMerchantDto } from './dto/create-merchant.dto';
 import { CreatedMerchantSchema } from './merchant.schemas';
 import { CreatedMerchant, MerchantsService } from './merchants.service';
 
-@ApiStandardErrors('admin')
-@ApiTags('admin')
-@Controller('v1/admin')
-@UseGuards(AdminGuard)
+@AdminRoutes('merchants')
 export class AdminController {
   constructor(private readonly merchants: MerchantsService) {}
 
-  @Post('merchants')
+  @Post()
   @ApiOperation({
     operationId: 'createMerchant',
     summary: 'Create a merchant and its API keys',

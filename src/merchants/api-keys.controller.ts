@@ -1,18 +1,15 @@
-import { Body, Controller, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { AdminGuard } from '../common/auth/admin.guard';
+import { Body, Param, Post } from '@nestjs/common';
+import { ApiOperation } from '@nestjs/swagger';
+import { AdminRoutes } from '../common/auth/admin-routes.decorator';
 import { WithStatus } from '../common/http/api-response';
-import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
+import { ApiErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData } from '../common/openapi/api-success.decorator';
 import { ApiKeysService, RevokedApiKeys, RolledApiKey } from './api-keys.service';
 import { RevokeApiKeysDto, RollApiKeyDto } from './dto/api-key-actions.dto';
 import { ApiKeyRevocationSchema, RolledApiKeySchema } from './merchant.schemas';
 
 /** Admin: roll (with a grace period for the old key) and revoke a merchant's secret keys. */
-@ApiStandardErrors('admin')
-@ApiTags('admin')
-@Controller('v1/admin/merchants/:id/api_keys')
-@UseGuards(AdminGuard)
+@AdminRoutes('merchants/:id/api_keys')
 export class ApiKeysController {
   constructor(private readonly apiKeys: ApiKeysService) {}
 
