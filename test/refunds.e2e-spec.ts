@@ -119,12 +119,10 @@ describe('partial refunds (docs/refunds.md)', () => {
       'parameter_invalid',
       'out_refund_no',
     );
-    expectError(
-      await refund({ order_id: paid.id, amount: null, out_refund_no: 'NULL_1' }, merchant.liveKey),
-      400,
-      'parameter_invalid',
-      'amount',
-    );
+    const nullAmount = await refund({ order_id: paid.id, amount: null, out_refund_no: 'NULL_1' }, merchant.liveKey);
+    expectError(nullAmount, 400, 'parameter_invalid', 'amount');
+    // Not the integer rule, which the null did not break.
+    expect(nullAmount.body.message).toBe('amount must not be null: leave it out, or send a value');
     expectError(
       await refund({ order_id: null, out_trade_no: paid.out_trade_no, out_refund_no: 'NULL_2' }, merchant.liveKey),
       400,
@@ -171,7 +169,11 @@ describe('partial refunds (docs/refunds.md)', () => {
     const paid = await createPaidOrder(t, merchant.testKey);
     expectError(await refund({ order_id: paid.id, amount: 2991 }), 400, 'refund_amount_exceeded', 'amount');
     await refund({ order_id: paid.id, amount: 2000 }).expect(201);
-    expectError(await refund({ order_id: paid.id, amount: 991 }), 400, 'refund_amount_exceeded', 'amount');
+    const tooMuch = await refund({ order_id: paid.id, amount: 991 });
+    expectError(tooMuch, 400, 'refund_amount_exceeded', 'amount');
+    expect(tooMuch.body.message).toBe(
+      `The refund of 991 exceeds the 990 still refundable on order ${paid.id} (minor units of USD).`,
+    );
     expect(await refundSum(paid.id)).toBe(2000);
   });
 

@@ -130,7 +130,8 @@ function refundableAmount(order: LockedOrder, dto: CreateRefundDto): number {
   if (amount > refundable) {
     throw new DomainError(
       'refund_amount_exceeded',
-      `The refund of ${amount} exceeds the ${refundable} ${order.currency} still refundable on order ${order.id}.`,
+      // Minor units, as every amount of the API: "200 USD" would read as dollars, not cents.
+      `The refund of ${amount} exceeds the ${refundable} still refundable on order ${order.id} (minor units of ${order.currency}).`,
       'amount',
     );
   }

@@ -34,7 +34,11 @@ export function toValidationError(errors: ValidationError[]): DomainError {
   if (error.value === undefined) {
     return new DomainError('parameter_missing', `Missing required parameter: ${path}`, path);
   }
-  const message = Object.values(constraints)[0] ?? `${path} is invalid`;
+  // A field's own rule would describe a value it was not sent ("at most 1000 characters").
+  const message =
+    error.value === null
+      ? `${path} must not be null: leave it out, or send a value`
+      : (Object.values(constraints)[0] ?? `${path} is invalid`);
   return new DomainError('parameter_invalid', message, path);
 }
 
