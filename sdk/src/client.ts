@@ -1,6 +1,6 @@
 import { verify } from './notifications.ts';
 import { checkLimits, RequestSender } from './request-sender.ts';
-import { AccountResource, Events, Orders, Refunds } from './resources.ts';
+import { AccountResource, Events, Orders, Refunds, TestHelpers } from './resources.ts';
 
 export interface KukoPayOptions {
   /** Where the API is served, e.g. `https://payments.example.com` (no default: the service is self-hosted). */
@@ -23,6 +23,8 @@ export class KukoPay {
   readonly refunds: Refunds;
   readonly events: Events;
   readonly account: AccountResource;
+  /** Sandbox only: what the payment provider would do (`testHelpers.orders.pay`, …). */
+  readonly testHelpers: TestHelpers;
 
   constructor(apiKey: string, options: KukoPayOptions) {
     if (typeof apiKey !== 'string' || !/^kuko_(test|live)_/.test(apiKey)) {
@@ -32,10 +34,11 @@ export class KukoPay {
     const timeoutMs = options?.timeoutMs ?? 30000;
     checkLimits(maxRetries, timeoutMs);
     if (!/^https?:\/\/[^/]/.test(options?.baseUrl ?? '')) throw new TypeError('baseUrl must be an http(s) URL.');
-    const sender = new RequestSender({ apiKey, baseUrl: options.baseUrl, maxRetries, timeoutMs });
+    const sender = new RequestSender(apiKey, { baseUrl: options.baseUrl, maxRetries, timeoutMs });
     this.orders = new Orders(sender);
     this.refunds = new Refunds(sender);
     this.events = new Events(sender);
     this.account = new AccountResource(sender);
+    this.testHelpers = new TestHelpers(sender);
   }
 }

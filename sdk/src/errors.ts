@@ -1,3 +1,4 @@
+import type { AttemptFailure } from './retry.ts';
 import type { ApiErrorBody, ErrorType } from './types.ts';
 
 export type KukoPayErrorType = ErrorType | 'api_connection_error' | 'signature_verification_error';
@@ -72,14 +73,15 @@ export class KukoPayAPIError extends KukoPayError {
 }
 
 /**
- * No answer came (connection refused or lost, or `timeoutMs` passed) on the last attempt.
+ * No answer came (connection refused or lost, or `timeoutMs` passed) on the last attempt,
+ * or the caller's `signal` ended the call (`reason` `aborted`).
  * The server may have executed the request: retry later with `idempotencyKey` to get its
  * answer without running it twice.
  */
 export class KukoPayConnectionError extends KukoPayError {
-  readonly reason: 'connection' | 'timeout';
+  readonly reason: AttemptFailure | 'aborted';
 
-  constructor(reason: 'connection' | 'timeout', fields: KukoPayErrorFields, cause?: unknown) {
+  constructor(reason: AttemptFailure | 'aborted', fields: KukoPayErrorFields, cause?: unknown) {
     super('api_connection_error', fields, { cause });
     this.reason = reason;
   }

@@ -18,5 +18,5 @@ export { ListRequest } from './list.ts';
 export type { Page } from './list.ts';
 export type { NotificationHeaders } from './notifications.ts';
 export type { LastResponse, PostOptions, RequestOptions, WithLastResponse } from './request-sender.ts';
-export type { AccountResource, Events, Orders, Refunds } from './resources.ts';
+export type { AccountResource, Events, Orders, Refunds, TestHelpers } from './resources.ts';
 export type * from './types.ts';

@@ -8,7 +8,8 @@
  *   refuses a key reused with another body);
  * - whether and when to retry is decided by the pure `retryDecision` (retry.ts).
  *
- * Each attempt has its own `timeoutMs`, which covers the answer's headers and body.
+ * Each attempt has its own `timeoutMs`, which covers the answer's headers and body. The
+ * caller's `signal` ends the whole call, the waits between attempts included.
  */
 import { randomUUID } from 'node:crypto';
 import { errorFromAnswer, KukoPayAPIError, KukoPayConnectionError, KukoPayError } from './errors.ts';
@@ -20,6 +21,12 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Retries after the first attempt; default: the client's. */
   maxRetries?: number;
+  /**
+   * Ends the call when aborted, during an attempt or between two: it then throws a
+   * KukoPayConnectionError with `reason` `aborted` and is not retried. A POST aborted
+   * during an attempt may still have run: retry with its `idempotencyKey` to know.
+   */
+  signal?: AbortSignal;
 }
 
 export interface PostOptions extends RequestOptions {
@@ -48,7 +55,6 @@ export interface LastResponse {
 export type WithLastResponse<T> = T & { readonly lastResponse: LastResponse };
 
 export interface SenderConfig {
-  apiKey: string;
   baseUrl: string;
   maxRetries: number;
   timeoutMs: number;
@@ -70,7 +76,15 @@ type AttemptResult =
 const USER_AGENT = `kukopay-node/${VERSION} node/${process.version}`;
 
 export class RequestSender {
-  constructor(private readonly config: SenderConfig) {}
+  /** A private field, so that logging or serialising the client never shows the key. */
+  readonly #apiKey: string;
+
+  constructor(
+    apiKey: string,
+    private readonly config: SenderConfig,
+  ) {
+    this.#apiKey = apiKey;
+  }
 
   /** The parsed body of the successful answer, and what the last attempt got. */
   async send(request: ApiRequest): Promise<{ body: Record<string, unknown>; lastResponse: LastResponse }> {
@@ -84,16 +98,19 @@ export class RequestSender {
     }
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
     const headers: Record<string, string> = {
-      'X-Api-Key': this.config.apiKey,
+      'X-Api-Key': this.#apiKey,
       Accept: 'application/json',
       'User-Agent': USER_AGENT,
     };
     if (idempotencyKey !== null) headers['Idempotency-Key'] = idempotencyKey;
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const url = this.url(request);
+    const { signal } = options;
 
     for (let attempt = 1; ; attempt++) {
-      const result = await this.attempt(url, { method: request.method, headers, body }, timeoutMs);
+      if (signal?.aborted) throw aborted(signal, idempotencyKey, attempt > 1);
+      const result = await this.attempt(url, { method: request.method, headers, body }, timeoutMs, signal);
+      if (result.status === null && signal?.aborted) throw aborted(signal, idempotencyKey, true);
       if (result.status !== null && result.status >= 200 && result.status < 300) {
         return this.success(result, idempotencyKey, attempt);
       }
@@ -106,7 +123,7 @@ export class RequestSender {
       };
       const decision = retryDecision(outcome, maxRetries);
       if (!decision.retry) throw this.failure(result, idempotencyKey, timeoutMs);
-      await new Promise((resolve) => setTimeout(resolve, decision.delayMs));
+      await sleep(decision.delayMs, signal);
     }
   }
 
@@ -118,8 +135,14 @@ export class RequestSender {
     return url.toString();
   }
 
-  private async attempt(url: string, init: RequestInit, timeoutMs: number): Promise<AttemptResult> {
-    const signal = AbortSignal.timeout(timeoutMs);
+  private async attempt(
+    url: string,
+    init: RequestInit,
+    timeoutMs: number,
+    callerSignal: AbortSignal | undefined,
+  ): Promise<AttemptResult> {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const signal = callerSignal ? AbortSignal.any([timeout, callerSignal]) : timeout;
     try {
       const response = await fetch(url, { ...init, signal, redirect: 'manual' });
       const text = await response.text();
@@ -127,7 +150,7 @@ export class RequestSender {
       response.headers.forEach((value, name) => (headers[name] = value));
       return { status: response.status, headers, text };
     } catch (error) {
-      return { status: null, failure: signal.aborted ? 'timeout' : 'connection', error };
+      return { status: null, failure: timeout.aborted ? 'timeout' : 'connection', error };
     }
   }
 
@@ -173,6 +196,32 @@ export class RequestSender {
     const fields = { message: message + retry, status: null, code: null, param: null, requestId: null, idempotencyKey };
     return new KukoPayConnectionError(result.failure, { ...fields, headers: {} }, result.error);
   }
+}
+
+/**
+ * The error of a call the caller's signal ended. `sent`: an attempt had been sent, so a
+ * POST may have run, and its key is how to find out.
+ */
+function aborted(signal: AbortSignal, idempotencyKey: string | null, sent: boolean): KukoPayConnectionError {
+  const retry =
+    sent && idempotencyKey !== null
+      ? ` It may have been carried out: retry with the same idempotencyKey (${idempotencyKey}) to get its outcome.`
+      : '';
+  const fields = { message: `The call was aborted.${retry}`, status: null, code: null, param: null, requestId: null };
+  return new KukoPayConnectionError('aborted', { ...fields, idempotencyKey, headers: {} }, signal.reason);
+}
+
+/** Waits `ms`, or less when the signal aborts (the caller then sees it aborted). */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** Throws a TypeError for a retry count or timeout that cannot be meant. */

@@ -4,8 +4,10 @@ import type {
   Account,
   CreateOrderDto,
   CreateRefundDto,
+  EventAttempt,
   EventListParams,
   EventWithDelivery,
+  NotificationSecret,
   Order,
   OrderListParams,
   PageParams,
@@ -39,7 +41,18 @@ class Resource {
   }
 }
 
-const segment = encodeURIComponent;
+/**
+ * An id as one path segment. `encodeURIComponent` leaves `.` and `..` as they are, and the
+ * URL would then drop them and name another route (`orders.retrieve('.')` would list the
+ * orders), so those and the empty id are refused before anything is sent: the methods
+ * that take an id are async, so the TypeError is their rejection, as any other failure.
+ */
+function segment(id: string): string {
+  if (typeof id !== 'string' || id === '' || id === '.' || id === '..') {
+    throw new TypeError(`An id must be a non-empty string other than "." and "..", not ${JSON.stringify(id)}.`);
+  }
+  return encodeURIComponent(id);
+}
 
 export class Orders extends Resource {
   /** 201 creates; 200 returns the order that already has this out_trade_no (see lastResponse.status). */
@@ -47,7 +60,7 @@ export class Orders extends Resource {
     return this.object<Order>('POST', '/v1/orders', options, { body: params });
   }
 
-  retrieve(id: string, options?: RequestOptions) {
+  async retrieve(id: string, options?: RequestOptions) {
     return this.object<Order>('GET', `/v1/orders/${segment(id)}`, options);
   }
 
@@ -60,7 +73,7 @@ export class Orders extends Resource {
     return this.paginate<Order>('/v1/orders', { ...params }, options);
   }
 
-  close(id: string, options?: PostOptions) {
+  async close(id: string, options?: PostOptions) {
     return this.object<Order>('POST', `/v1/orders/${segment(id)}/close`, options);
   }
 }
@@ -71,7 +84,7 @@ export class Refunds extends Resource {
     return this.object<Refund>('POST', '/v1/refunds', options, { body: params });
   }
 
-  retrieve(id: string, options?: RequestOptions) {
+  async retrieve(id: string, options?: RequestOptions) {
     return this.object<Refund>('GET', `/v1/refunds/${segment(id)}`, options);
   }
 
@@ -86,7 +99,7 @@ export class Refunds extends Resource {
 }
 
 export class Events extends Resource {
-  retrieve(id: string, options?: RequestOptions) {
+  async retrieve(id: string, options?: RequestOptions) {
     return this.object<EventWithDelivery>('GET', `/v1/events/${segment(id)}`, options);
   }
 
@@ -96,8 +109,13 @@ export class Events extends Resource {
   }
 
   /** One more delivery attempt now, outside the schedule (answered 202). */
-  redeliver(id: string, options?: PostOptions) {
+  async redeliver(id: string, options?: PostOptions) {
     return this.object<EventWithDelivery>('POST', `/v1/events/${segment(id)}/redeliver`, options);
+  }
+
+  /** Every delivery attempt of the event, oldest first (one answer: the list is never paged). */
+  async listAttempts(id: string, options?: RequestOptions) {
+    return this.object<EventAttempt[]>('GET', `/v1/events/${segment(id)}/attempts`, options);
   }
 }
 
@@ -106,4 +124,33 @@ export class AccountResource extends Resource {
   retrieve(options?: RequestOptions) {
     return this.object<Account>('GET', '/v1/account', options);
   }
+
+  /**
+   * A new notification secret for the key's environment, shown only in this answer; the
+   * previous one keeps signing beside it until `previous_expires_at`.
+   */
+  rollNotificationSecret(options?: PostOptions) {
+    return this.object<NotificationSecret>('POST', '/v1/account/notification_secret/roll', options);
+  }
+}
+
+/**
+ * The sandbox's stand-ins for the payment provider (a `kuko_test_` key only; a live key
+ * gets 404): each settles an object the way the provider's webhook would.
+ */
+export class TestHelpers extends Resource {
+  readonly orders = {
+    /** Pays a pending order: fulfilment and its `order.paid` event, as a payment webhook. */
+    pay: async (id: string, options?: PostOptions) =>
+      this.object<Order>('POST', `/v1/test_helpers/orders/${segment(id)}/pay`, options),
+  };
+
+  readonly refunds = {
+    /** Settles a pending refund as succeeded (`refund.succeeded`). */
+    succeed: async (id: string, options?: PostOptions) =>
+      this.object<Refund>('POST', `/v1/test_helpers/refunds/${segment(id)}/succeed`, options),
+    /** Settles a pending refund as failed (`refund.failed`); its amount is refundable again. */
+    fail: async (id: string, options?: PostOptions) =>
+      this.object<Refund>('POST', `/v1/test_helpers/refunds/${segment(id)}/fail`, options),
+  };
 }

@@ -14,6 +14,8 @@ type Schemas = components['schemas'];
 export type Order = Schemas['Order'];
 export type Refund = Schemas['Refund'];
 export type Account = Schemas['Account'];
+/** A rolled notification secret (`account.rollNotificationSecret`), shown once. */
+export type NotificationSecret = Schemas['NotificationSecret'];
 
 export type Environment = Account['environment'];
 export type OrderStatus = Order['status'];

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { inspect } from 'node:util';
 import {
   KukoPay,
   KukoPayAPIError,
@@ -182,6 +183,55 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
     expect(error).toMatchObject({ reason: 'timeout', idempotencyKey: null });
   });
 
+  it('ends a call when its signal aborts, during an attempt or the wait after one, without retrying', async () => {
+    const { kuko, requests } = await client(['hang']);
+    const during = new AbortController();
+    const call = kuko.orders.create(ORDER_PARAMS, { signal: during.signal, idempotencyKey: 'order-1' });
+    setTimeout(() => during.abort(), 100);
+    const error = await call.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(KukoPayConnectionError);
+    expect(error).toMatchObject({ reason: 'aborted', idempotencyKey: 'order-1' });
+    // Sent, so it may have run: the message says how to find out.
+    expect((error as Error).message).toContain('retry with the same idempotencyKey (order-1)');
+    expect(requests).toHaveLength(1);
+
+    // Aborted during the backoff (Retry-After: 8 s): settled long before the wait would end.
+    await server!.close();
+    const busy = await client([{ status: 503, headers: { 'Retry-After': '8' }, body: '{}' }]);
+    const between = new AbortController();
+    const started = Date.now();
+    const pending = busy.kuko.orders.retrieve(ORDER.id, { signal: between.signal });
+    setTimeout(() => between.abort(), 300);
+    await expect(pending).rejects.toMatchObject({ reason: 'aborted', idempotencyKey: null });
+    expect(Date.now() - started).toBeLessThan(4000);
+    expect(busy.requests).toHaveLength(1);
+
+    // Already aborted: nothing is sent.
+    await expect(busy.kuko.orders.create(ORDER_PARAMS, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+      reason: 'aborted',
+    });
+    expect(busy.requests).toHaveLength(1);
+  });
+
+  it('never shows the API key when the client is serialised or inspected', async () => {
+    const kuko = new KukoPay(KEY, { baseUrl: 'http://127.0.0.1:1' });
+    expect(JSON.stringify(kuko)).not.toContain(KEY);
+    expect(inspect(kuko, { depth: Infinity, showHidden: true })).not.toContain(KEY);
+  });
+
+  it('refuses an id that is empty, "." or "..", which the URL would turn into another route', async () => {
+    const { kuko, requests } = await client([ok(ORDER)]);
+    for (const id of ['', '.', '..']) {
+      await expect(kuko.orders.retrieve(id)).rejects.toThrow(TypeError);
+      await expect(kuko.events.retrieve(id)).rejects.toThrow(TypeError);
+      await expect(kuko.orders.close(id)).rejects.toThrow(TypeError);
+    }
+    expect(() => kuko.refunds.list({ order_id: '..' })).toThrow(TypeError);
+    expect(requests).toHaveLength(0);
+    await kuko.orders.retrieve('...');
+    expect(requests.map((r) => r.url)).toEqual(['/v1/orders/...']);
+  });
+
   it('refuses a success whose body is not an answer of the API', async () => {
     const { kuko } = await client([{ status: 200, body: 'OK' }]);
     await expect(kuko.account.retrieve()).rejects.toBeInstanceOf(KukoPayAPIError);
@@ -261,6 +311,11 @@ describe('resource paths and pagination (against a scripted server)', () => {
     await kuko.refunds.retrieveByOutRefundNo('RF_1');
     await kuko.refunds.create({ out_trade_no: 'ORDER_1' });
     await kuko.orders.list();
+    await kuko.events.listAttempts('evt_1');
+    await kuko.account.rollNotificationSecret({ idempotencyKey: 'roll-1' });
+    await kuko.testHelpers.orders.pay('ord_1', { idempotencyKey: 'pay-1' });
+    await kuko.testHelpers.refunds.succeed('rf_1', { idempotencyKey: 'succeed-1' });
+    await kuko.testHelpers.refunds.fail('rf_2', { idempotencyKey: 'fail-1' });
     expect(server.requests.map((r) => `${r.method} ${r.url} ${r.headers['idempotency-key'] ?? '-'}`)).toEqual([
       'POST /v1/events/evt_1/redeliver again-1',
       'GET /v1/events/evt_1 -',
@@ -270,6 +325,11 @@ describe('resource paths and pagination (against a scripted server)', () => {
       'GET /v1/refunds?out_refund_no=RF_1 -',
       `POST /v1/refunds ${server.requests[6].headers['idempotency-key']}`,
       'GET /v1/orders -',
+      'GET /v1/events/evt_1/attempts -',
+      'POST /v1/account/notification_secret/roll roll-1',
+      'POST /v1/test_helpers/orders/ord_1/pay pay-1',
+      'POST /v1/test_helpers/refunds/rf_1/succeed succeed-1',
+      'POST /v1/test_helpers/refunds/rf_2/fail fail-1',
     ]);
     expect(server.requests[6].body.toString()).toBe('{"out_trade_no":"ORDER_1"}');
   });

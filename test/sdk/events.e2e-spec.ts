@@ -93,6 +93,20 @@ describe('@kukopay/node events and notifications against the real server', () =>
     expect(again.headers['webhook-id']).toBe(event.id);
     const repeat = await kuko.events.redeliver(event.id, { idempotencyKey: key });
     expect(repeat.lastResponse).toMatchObject({ status: 202, idempotentReplayed: true });
+
+    // Both deliveries, oldest first: the scheduled one, then the redelivery (recorded just
+    // after the receiver answered it).
+    let attempts = await kuko.events.listAttempts(event.id);
+    for (let tries = 0; attempts.length < 2 && tries < 100; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      attempts = await kuko.events.listAttempts(event.id);
+    }
+    expect(attempts.map((attempt) => [attempt.kind, attempt.status_code])).toEqual([
+      ['scheduled', 200],
+      ['redelivery', 200],
+    ]);
+    expect(attempts[0]).toMatchObject({ object: 'notification_attempt', url: `${receiver.url}/notify` });
+    expect(attempts.lastResponse.status).toBe(200);
   });
 });
 

@@ -17,7 +17,7 @@ const PROBE = `
   }));`;
 const EXPECTED = {
   same: true,
-  resources: ['account', 'events', 'orders', 'refunds'],
+  resources: ['account', 'events', 'orders', 'refunds', 'testHelpers'],
   verified: 'KukoPaySignatureVerificationError',
   errors: 'function',
 };

@@ -181,6 +181,36 @@ describe('@kukopay/node against the real server', () => {
     expect(stranger).toMatchObject({ status: 401, code: 'api_key_invalid' });
   });
 
+  it('testHelpers pay an order and settle its refunds as the provider would; a live key gets 404', async () => {
+    const order = await kuko.orders.create(newOrder());
+    const paid = await kuko.testHelpers.orders.pay(order.id);
+    expect(paid).toMatchObject({ id: order.id, status: 'paid' });
+    expect(paid.lastResponse).toMatchObject({ status: 200, idempotencyKey: expect.any(String) });
+    const kept = await kuko.refunds.create({ order_id: order.id, amount: 1000 });
+    const undone = await kuko.refunds.create({ order_id: order.id, amount: 500 });
+    expect(await kuko.testHelpers.refunds.succeed(kept.id)).toMatchObject({ id: kept.id, status: 'succeeded' });
+    expect(await kuko.testHelpers.refunds.fail(undone.id)).toMatchObject({ id: undone.id, status: 'failed' });
+    expect(await kuko.orders.retrieve(order.id)).toMatchObject({ status: 'partially_refunded', amount_refunded: 1000 });
+
+    const live = s.client({}, s.merchant.liveKey);
+    const refused = await thrown(live.testHelpers.orders.pay(order.id));
+    expect(refused).toBeInstanceOf(KukoPayInvalidRequestError);
+    expect(refused).toMatchObject({ status: 404, code: 'route_not_found' });
+  });
+
+  it('account.rollNotificationSecret answers a new secret once; its key replays the same one', async () => {
+    const rolled = await kuko.account.rollNotificationSecret({ idempotencyKey: `roll-${randomUUID()}` });
+    expect(rolled).toMatchObject({
+      object: 'notification_secret',
+      environment: 'test',
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      previous_expires_at: expect.any(String),
+    });
+    const again = await kuko.account.rollNotificationSecret({ idempotencyKey: rolled.lastResponse.idempotencyKey! });
+    expect(again.lastResponse.idempotentReplayed).toBe(true);
+    expect(again.secret).toBe(rolled.secret);
+  });
+
   it('keeps test and live apart', async () => {
     const order = await kuko.orders.create(newOrder());
     const live = s.client({}, s.merchant.liveKey);
