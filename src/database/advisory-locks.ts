@@ -16,6 +16,8 @@ export const ADVISORY_LOCKS = {
   purge: { classid: LOCK_CLASS, objid: 1 },
   /** Serialises the first-run creation of the demo merchant across instances. */
   demoMerchant: { classid: LOCK_CLASS, objid: 2 },
+  /** Serialises migrations: instances starting at once on an empty database run them one at a time. */
+  migrations: { classid: LOCK_CLASS, objid: 3 },
 } as const;
 
 export type AdvisoryLock = (typeof ADVISORY_LOCKS)[keyof typeof ADVISORY_LOCKS];

@@ -15,8 +15,9 @@ export class DatabaseModule {
   static forRoot(url: string, config: DatabaseConfig): DynamicModule {
     const options = dbOptions(url, config);
     const direct = config.databaseDirectUrl;
-    // With a direct URL, migrations run there first (they need a session), not on the pool.
-    const dataSource = { ...dataSourceFor(url, options), migrationsRun: !direct };
+    // Migrations run first, one runner at a time (runMigrations), on the direct URL when
+    // there is one (they need a session), not on the pool.
+    const dataSource = { ...dataSourceFor(url, options), migrationsRun: false };
     return {
       module: DatabaseModule,
       global: true,
@@ -31,6 +32,7 @@ export class DatabaseModule {
           }),
           dataSourceFactory: async (resolved) => {
             if (direct) await runMigrations(direct).catch(failedOn('DATABASE_DIRECT_URL', direct));
+            else await runMigrations(url).catch(failedOn('DATABASE_URL', url));
             const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
             try {
               await checkDatabaseSetup(dataSource, options);
