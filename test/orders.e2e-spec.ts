@@ -132,6 +132,16 @@ describe('orders', () => {
     expect(rows).toHaveLength(0);
   });
 
+  it.each([
+    ['subject', 'subject must not be null: send a value'],
+    ['description', 'description must not be null: leave it out, or send a value'],
+    ['metadata', 'metadata must not be null: leave it out, or send a value'],
+  ])('says %s must not be null, not which rule a value would break', async (field, message) => {
+    const response = await post(orderBody({ [field]: null }));
+    expectError(response, 400, 'parameter_invalid', field);
+    expect(response.body.message).toBe(message);
+  });
+
   it('accepts the bounds of every field', async () => {
     const response = await post(
       orderBody({

@@ -35,10 +35,9 @@ export function toValidationError(errors: ValidationError[]): DomainError {
     return new DomainError('parameter_missing', `Missing required parameter: ${path}`, path);
   }
   // A field's own rule would describe a value it was not sent ("at most 1000 characters").
+  const fix = 'isDefined' in constraints ? 'send a value' : 'leave it out, or send a value';
   const message =
-    error.value === null
-      ? `${path} must not be null: leave it out, or send a value`
-      : (Object.values(constraints)[0] ?? `${path} is invalid`);
+    error.value === null ? `${path} must not be null: ${fix}` : (Object.values(constraints)[0] ?? `${path} is invalid`);
   return new DomainError('parameter_invalid', message, path);
 }
 
