@@ -27,6 +27,11 @@ describe('structured logs (docs/operations.md)', () => {
         .set('Authorization', 'Bearer logging-admin-token-0123456789')
         .send({ name: 'L' })
         .expect(201);
+      // A confused client puts its key in the query string: refused, and not logged.
+      await request(server.url)
+        .get(`/v1/orders?limit=2&api_key=${testKey}`)
+        .set('X-Api-Key', testKey)
+        .expect(400);
       await server.kill('SIGTERM');
 
       const lines = server.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -45,6 +50,11 @@ describe('structured logs (docs/operations.md)', () => {
       expect(replayed).toMatchObject({ original_request_id: first.headers['x-request-id'], status: 201 });
       expect(replayed!.request_id).not.toBe(first.headers['x-request-id']);
       expect(replay.headers['x-request-id']).toBe(first.headers['x-request-id']);
+
+      expect(completed.find((line) => line.status === 400)).toMatchObject({
+        url: '/v1/orders?limit=2&api_key=[redacted]',
+        error: 'parameter_unknown',
+      });
 
       const everything = server.stdout.join('\n');
       expect(everything).not.toContain(testKey);

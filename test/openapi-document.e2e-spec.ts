@@ -11,6 +11,7 @@ import { CreateOrderDto } from '../src/orders/dto/create-order.dto';
 import { ListOrdersQuery } from '../src/orders/dto/list-orders.query';
 import { CreateRefundDto } from '../src/refunds/dto/create-refund.dto';
 import { FindRefundQuery } from '../src/refunds/dto/find-refund.query';
+import { LOGGED_QUERY_PARAMETERS } from '../src/common/logging/loggable-url';
 import { PageQuery } from '../src/common/pagination';
 import { escapePointer, OpenApiContract } from './support/openapi-contract';
 import { startTestApp, TestApp } from './support/test-app';
@@ -198,6 +199,18 @@ describe('the OpenAPI document (/docs-json)', () => {
     expect(query('/v1/refunds')).toEqual(validated(FindRefundQuery));
     expect(query('/v1/orders/{id}/refunds')).toEqual(validated(PageQuery));
     expect(query('/v1/events')).toEqual(validated(ListEventsQuery));
+  });
+
+  it('declares exactly the query parameters whose values the request log keeps', () => {
+    const declared = new Set<string>();
+    for (const operations of Object.values(document.paths as Record<string, Record<string, Json>>)) {
+      for (const operation of Object.values(operations)) {
+        for (const parameter of (operation.parameters ?? []) as Json[]) {
+          if (parameter.in === 'query') declared.add(parameter.name as string);
+        }
+      }
+    }
+    expect([...declared].sort()).toEqual([...LOGGED_QUERY_PARAMETERS].sort());
   });
 
   it('has examples that are valid against their schemas', () => {

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Connections } from '../http/connections';
 import { levelOf } from './error-fields';
+import { loggableUrl } from './loggable-url';
 
 /** Fields a request gathers as it is served (merchant, idempotency outcome …). */
 export type RequestLogFields = Record<string, string | number | boolean | null>;
@@ -18,13 +19,17 @@ export function addLogFields(request: FastifyRequest, fields: RequestLogFields):
 
 /**
  * One structured line per request when its response is finished: request id, route,
- * status, duration and what the request gathered. Headers and bodies are not logged, so
- * API keys, tokens and webhook signatures cannot leak.
+ * status, duration and what the request gathered. Headers and bodies are not logged, nor
+ * the values of undeclared query parameters, so API keys, tokens and webhook signatures
+ * cannot leak.
  */
 export function logRequests(fastify: FastifyInstance, connections: Connections, logger: Logger): void {
   // Requests the HTTP parser refused: no route and no duration, but the answer all the same.
   connections.onRawAnswer(({ requestId, method, url, status, error }) =>
-    logger[levelOf(status, { error })]({ request_id: requestId, method, url, status, error }, 'request completed'),
+    logger[levelOf(status, { error })](
+      { request_id: requestId, method, url: url === null ? null : loggableUrl(url), status, error },
+      'request completed',
+    ),
   );
   fastify.addHook('onResponse', async (request, reply) => {
     const status = reply.statusCode;
@@ -32,7 +37,7 @@ export function logRequests(fastify: FastifyInstance, connections: Connections, 
       {
         request_id: request.id,
         method: request.method,
-        url: request.url,
+        url: loggableUrl(request.url),
         status,
         duration_ms: Math.round(reply.elapsedTime * 10) / 10,
         ...request.logFields,
