@@ -9,6 +9,7 @@ import { createApp } from './app.factory';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startupSummary } from './common/logging/startup-summary';
 import { ConfigError, loadConfig } from './config/app-config';
+import { assertListenable } from './config/listen-address';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { resolveDatabase } from './database/resolve-database';
 import { MerchantsService } from './merchants/merchants.service';
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // From here on every message, Nest's included, is a pino JSON line.
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel, config.logFormat)));
+  await assertListenable(config.host);
   const database = await resolveDatabase(config, (line) => logger.log(line));
   embedded = database.embedded;
   const app = await createApp({ config, databaseUrl: database.url });

@@ -28,10 +28,7 @@ describe('structured logs (docs/operations.md)', () => {
         .send({ name: 'L' })
         .expect(201);
       // A confused client puts its key in the query string: refused, and not logged.
-      await request(server.url)
-        .get(`/v1/orders?limit=2&api_key=${testKey}`)
-        .set('X-Api-Key', testKey)
-        .expect(400);
+      await request(server.url).get(`/v1/orders?limit=2&api_key=${testKey}`).set('X-Api-Key', testKey).expect(400);
       await server.kill('SIGTERM');
 
       const lines = server.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);

@@ -21,6 +21,19 @@ describe('start-up (docs/operations.md)', () => {
     expect(result.stderr).toContain('Invalid configuration: PORT must be a whole number');
   });
 
+  it('names HOST before starting anything when it cannot be listened on', () => {
+    for (const [host, reason] of [
+      ['no-such-host.invalid', 'ENOTFOUND'],
+      ['192.0.2.1', 'EADDRNOTAVAIL'],
+    ]) {
+      const result = start({ HOST: host });
+      expect(result.status).toBe(1);
+      expect(result.stderr).toContain(`Invalid configuration: HOST cannot be listened on: ${reason} (got "${host}"`);
+      // Refused before the embedded PostgreSQL started: nothing of it in the output.
+      expect(result.stdout).not.toContain('PostgreSQL');
+    }
+  });
+
   it('stops at start-up on a malformed webhook secret, without printing it', () => {
     const valid = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
     const result = start({ WEBHOOK_SECRETS: `other:live=${valid},kukopay=${valid} whsec_not*base64` });

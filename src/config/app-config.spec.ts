@@ -58,6 +58,8 @@ describe('loadConfig', () => {
     ['LOG_LEVEL', 'loud'],
     ['LOG_FORMAT', 'colourful'],
     ['HOST', 'every interface'],
+    ['HOST', '999.1.1.1'],
+    ['HOST', '10.1'],
     ['METRICS_TOKEN', 'short'],
     ['NOTIFY_WORKERS', 'maybe'],
     ['NOTIFY_WORKER_CONCURRENCY', '0'],

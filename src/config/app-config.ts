@@ -2,6 +2,7 @@
  * The environment, validated once at boot into a typed, frozen object. A bad value stops
  * the process with a message that names the variable (ConfigError), never a late crash.
  */
+import { isIP } from 'node:net';
 import { CronTime } from 'cron';
 import { urlSettings } from './url-settings';
 import { ConfigError, Env, integer, onOff, value } from './env-values';
@@ -166,7 +167,10 @@ function purgeCron(env: Env): string | null {
 function host(env: Env): string {
   const raw = value(env, 'HOST') ?? '0.0.0.0';
   // An IP address or a host name; anything else would only fail later, at listen().
-  if (!/^[A-Za-z0-9.:-]{1,253}$/.test(raw)) {
+  // Digits and dots only is meant as an IPv4 address (`999.1.1.1` would otherwise be looked
+  // up as a name, and fail only when the server listens).
+  const malformedAddress = /^[0-9.]+$/.test(raw) && isIP(raw) === 0;
+  if (!/^[A-Za-z0-9.:-]{1,253}$/.test(raw) || malformedAddress) {
     throw new ConfigError('HOST', `must be an IP address or host name such as 0.0.0.0 or 127.0.0.1 (got "${raw}")`);
   }
   return raw;
