@@ -1,7 +1,7 @@
 /**
  * `npm start` / `node dist/main.js`: validates the environment, connects to DATABASE_URL
  * or starts the embedded PostgreSQL under .data/, runs migrations, creates the demo
- * merchant on first run, and serves until SIGTERM/SIGINT, then drains and stops cleanly.
+ * merchant on first run, and serves until SIGTERM/SIGINT/SIGHUP, then drains and stops cleanly.
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
@@ -39,8 +39,9 @@ async function main(): Promise<void> {
     await embedded?.stop();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  // SIGHUP too (the terminal of `npm start` closed): Node's default would end the process
+  // at once, dropping the requests in flight and leaving the embedded PostgreSQL running.
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => void shutdown(signal));
 
   await app.listen({ port: config.port, host: config.host });
   // A demo merchant belongs to the laptop set-up only, never to an operator's database.

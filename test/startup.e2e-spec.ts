@@ -111,7 +111,7 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 
-  it('without DATABASE_URL keeps its data in .data/, lends its PostgreSQL to other commands, adopts the one a kill -9 left, and stops it on SIGTERM', async () => {
+  it('without DATABASE_URL keeps its data in .data/, lends its PostgreSQL to other commands, adopts the one a kill -9 left, and stops it on SIGTERM and SIGHUP', async () => {
     // A directory of its own stands for a fresh checkout: `.data/` is created there.
     const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
     const env = { DATABASE_URL: '' };
@@ -147,6 +147,13 @@ describe('start-up (docs/operations.md)', () => {
       await second.exited;
       expect(isAlive(postmaster)).toBe(false);
       expect(existsSync(join(home, '.data', 'pg', 'PG_VERSION'))).toBe(true);
+
+      // A closed terminal (SIGHUP) drains and stops the PostgreSQL the same way.
+      const third = await startServerProcess(env, home);
+      const restarted = Number(readFileSync(join(home, '.data', 'pg', 'postmaster.pid'), 'utf8').split('\n')[0]);
+      third.child.kill('SIGHUP');
+      expect(await third.exited).toBe(0);
+      expect(isAlive(restarted)).toBe(false);
     } finally {
       const pidFile = join(home, '.data', 'pg', 'postmaster.pid');
       if (existsSync(pidFile)) {
