@@ -108,7 +108,7 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
       await insertKeys(100, 'live');
       // A second instance: its own pool on the same database.
       const mode = t.config.databasePoolMode;
-      const other = new DataSource({ ...dataSourceOptions(t.db.url, { max: 2, mode }), migrationsRun: false });
+      const other = new DataSource(dataSourceOptions(t.db.url, { max: 2, mode }));
       await other.initialize();
       try {
         const [a, b] = await Promise.all([
@@ -146,7 +146,7 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
       const holder = await t.db.pool.connect();
       const direct = databaseEnv(t.db.url).DATABASE_DIRECT_URL ?? t.db.url;
       const options = dataSourceOptions(direct, { mode: 'transaction', max: 2 });
-      const dataSource = await new DataSource({ ...options, migrationsRun: false }).initialize();
+      const dataSource = await new DataSource(options).initialize();
       let otherInstance: Promise<unknown> | null = null;
       /** After the first batch, another instance asks for the lock, and gets it when that batch commits. */
       class OtherInstanceAfterFirstBatch extends IdempotencyKeysRepository {

@@ -43,7 +43,7 @@ function purgeImpact(createWithKey) {
       await insertExpired(ctx.database.url);
       const before = await createWithKey.run(ctx, connections, seconds);
 
-      const dataSource = new DataSource({ ...dataSourceOptions(ctx.database.url, { max: 1 }), migrationsRun: false });
+      const dataSource = new DataSource(dataSourceOptions(ctx.database.url, { max: 1 }));
       await dataSource.initialize();
       try {
         const purging = IdempotencyPurgeService.on(dataSource, { mode: 'session', poolSize: 1 }).purge();

@@ -43,9 +43,10 @@ export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSour
   return {
     type: 'postgres',
     url: connectionString,
-    // Schema changes only through reviewed migrations, applied at start-up.
+    // Schema changes only through reviewed migrations, applied at start-up by
+    // runMigrations (one runner at a time, on a session), never by TypeORM on its own.
     synchronize: false,
-    migrationsRun: true,
+    migrationsRun: false,
     migrations: [MIGRATIONS],
     migrationsTransactionMode: 'each',
     entities: [],

@@ -14,10 +14,12 @@ import { runMigrations } from './migrations';
 export class DatabaseModule {
   static forRoot(url: string, config: DatabaseConfig): DynamicModule {
     const options = dbOptions(url, config);
-    const direct = config.databaseDirectUrl;
     // Migrations run first, one runner at a time (runMigrations), on the direct URL when
     // there is one (they need a session), not on the pool.
-    const dataSource = { ...dataSourceFor(url, options), migrationsRun: false };
+    const migrationUrl = config.databaseDirectUrl
+      ? { variable: 'DATABASE_DIRECT_URL', url: config.databaseDirectUrl }
+      : { variable: 'DATABASE_URL', url };
+    const dataSource = dataSourceFor(url, options);
     return {
       module: DatabaseModule,
       global: true,
@@ -31,8 +33,7 @@ export class DatabaseModule {
             toRetry: (error: unknown) => !(error instanceof SetupRefused),
           }),
           dataSourceFactory: async (resolved) => {
-            if (direct) await runMigrations(direct).catch(failedOn('DATABASE_DIRECT_URL', direct));
-            else await runMigrations(url).catch(failedOn('DATABASE_URL', url));
+            await runMigrations(migrationUrl.url).catch(failedOn(migrationUrl.variable, migrationUrl.url));
             const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
             try {
               await checkDatabaseSetup(dataSource, options);

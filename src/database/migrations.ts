@@ -15,7 +15,7 @@ import { dataSourceOptions } from './data-source-options';
  * lock whatever happened.
  */
 export async function runMigrations(url: string): Promise<string[]> {
-  const dataSource = new DataSource({ ...dataSourceOptions(url, { max: 1 }), migrationsRun: false });
+  const dataSource = new DataSource(dataSourceOptions(url, { max: 1 }));
   await dataSource.initialize();
   try {
     // Another runner's migrations may take longer than lock_timeout: wait for them, then

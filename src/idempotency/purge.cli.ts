@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   // the limits apply to the purge's statements too, checked the same way at start.
   const options = { ...dbOptions(url, config), poolSize: 1 };
   // Migrations are the server's job (start-up, or npm run migration:run), not a purge's.
-  const dataSource = new DataSource({ ...dataSourceFor(url, options), migrationsRun: false });
+  const dataSource = new DataSource(dataSourceFor(url, options));
   try {
     await dataSource.initialize();
     await checkDatabaseSetup(dataSource, options);

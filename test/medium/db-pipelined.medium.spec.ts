@@ -33,7 +33,7 @@ describe('Db with statements prepared behind a transaction pooler', () => {
     await database.pool.query('CREATE TABLE pipelined_notes (note text NOT NULL)');
     // One connection, so that what one statement leaves on it is seen by the next.
     const options = dataSourceOptions(url, { mode: 'transaction', pipeline: true, max: 1 });
-    dataSource = await new DataSource({ ...options, migrationsRun: false }).initialize();
+    dataSource = await new DataSource(options).initialize();
     db = new Db(dataSource, {
       mode: 'transaction',
       preparedStatements: true,

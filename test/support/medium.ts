@@ -52,14 +52,11 @@ export async function startMedium(): Promise<MediumContext> {
   // Through the run's pooler when it has one, as the application would connect.
   const env = databaseEnv(database.url);
   const config = loadConfig(env);
-  if (config.databaseDirectUrl) await runMigrations(config.databaseDirectUrl);
+  await runMigrations(config.databaseDirectUrl ?? database.url);
   // Db and its pool as the service builds them (the pooler's mode, its prepared
   // statements, the limits per transaction or on the role), not a copy of that choice.
   const options = dbOptions(database.url, config);
-  const dataSource = new DataSource({
-    ...dataSourceFor(database.url, options),
-    migrationsRun: !config.databaseDirectUrl,
-  });
+  const dataSource = new DataSource(dataSourceFor(database.url, options));
   await dataSource.initialize();
   const db = new Db(dataSource, options);
   const ordersRepository = new OrdersRepository(db);
