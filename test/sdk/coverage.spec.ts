@@ -9,7 +9,7 @@ import { KukoPay } from '@kukopay/node';
 const ROOT = join(__dirname, '..', '..');
 const EXPORT = join(ROOT, 'dist', 'export-openapi.cli.js');
 
-type Call = (kuko: KukoPay) => Promise<unknown>;
+type Call = (kuko: KukoPay) => PromiseLike<unknown>;
 
 /**
  * One call of every client method. The first test checks this list against the methods
