@@ -659,6 +659,30 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectError(response, 400, 'parameter_invalid');
     });
 
+    it.each(['1.5', '1e3', '2990.0'])('refuses metadata sent as the number %s, storing nothing', async (number) => {
+      const body = orderBody();
+      const response = await postOrder(JSON.stringify(body).replace(/}$/, `,"metadata":${number}}`));
+      expectError(response, 400, 'parameter_invalid', 'metadata');
+      const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [body.out_trade_no]);
+      expect(rows).toEqual([]);
+    });
+
+    it('fingerprints a number as written: 1.5 and {"fraction":"1.5"} are two bodies for one key', async () => {
+      const key = randomUUID();
+      const send = (metadata: string) =>
+        t
+          .http()
+          .post('/v1/orders')
+          .set('X-Api-Key', merchant.testKey)
+          .set('Idempotency-Key', key)
+          .set('Content-Type', 'application/json')
+          .send(
+            `{"out_trade_no":"FP_${key.slice(0, 8)}","amount":1,"currency":"USD","subject":"s","metadata":${metadata}}`,
+          );
+      expectError(await send('1.5'), 400, 'parameter_invalid', 'metadata');
+      expectError(await send('{"fraction":"1.5"}'), 400, 'idempotency_error', 'Idempotency-Key');
+    });
+
     it('refuses a fraction in metadata, and leaves numbers inside strings alone', async () => {
       const fraction = await postOrder(JSON.stringify(orderBody()).replace(/}$/, ',"metadata":{"rate":1.5}}'));
       expectError(fraction, 400, 'parameter_invalid', 'metadata');

@@ -196,6 +196,27 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
         'data.amount',
       ],
       [
+        'a payment whose amount is written with a fraction (1.9999999999999999 would read as 2)',
+        '{"id":"evt_same","type":"payment.succeeded","created_at":"2026-11-29T08:00:00Z","data":{"order_id":"ord_1","amount":1.9999999999999999,"currency":"USD","provider_payment_id":"p"}}',
+        400,
+        'parameter_invalid',
+        'data.amount',
+      ],
+      [
+        'a payment whose amount is written with an exponent',
+        '{"id":"evt_same","type":"payment.succeeded","created_at":"2026-11-29T08:00:00Z","data":{"order_id":"ord_1","amount":299e1,"currency":"USD","provider_payment_id":"p"}}',
+        400,
+        'parameter_invalid',
+        'data.amount',
+      ],
+      [
+        'with data written as a number',
+        '{"id":"evt_same","type":"payment.succeeded","created_at":"2026-11-29T08:00:00Z","data":1.5}',
+        400,
+        'parameter_invalid',
+        'data',
+      ],
+      [
         'with a NUL character',
         '{"id":"evt_same","type":"x","created_at":"2026-11-29T08:00:00Z","data":{"note":"a\\u0000b"}}',
         400,

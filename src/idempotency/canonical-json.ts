@@ -1,10 +1,13 @@
 import { sha256 } from '../common/hash';
+import { WrittenNumber } from '../common/validation/json-text';
 
 /**
  * JSON with object keys sorted and no insignificant whitespace, so that two bodies that
  * mean the same thing (key order, spacing) have one fingerprint.
  */
 export function canonicalJson(value: unknown): string {
+  // As written (`2990.0`): it is refused, but its fingerprint is not another body's.
+  if (value instanceof WrittenNumber) return value.written;
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value !== null && typeof value === 'object') {
     const entries = Object.keys(value)

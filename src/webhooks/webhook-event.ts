@@ -1,7 +1,7 @@
-import secureJsonParse from 'secure-json-parse';
 import { DomainError } from '../common/errors/domain-error';
 import { charCount } from '../common/validation/validators';
-import { isJsonObject, refuseUnstorableJson } from '../common/validation/storable-json';
+import { parseJsonText } from '../common/validation/json-text';
+import { isJsonObject } from '../common/validation/storable-json';
 
 /** A provider event as posted: `{id, type, created_at, data}` (docs/webhooks.md). */
 export interface WebhookEvent {
@@ -39,10 +39,7 @@ export function parseWebhookEvent(text: string, webhookId: string): WebhookEvent
   if (text.length === 0) throw new DomainError('invalid_json', 'The webhook body is empty.');
   let body: unknown;
   try {
-    body = secureJsonParse.parse(text, {
-      protoAction: 'error',
-      constructorAction: 'error',
-    });
+    body = parseJsonText(text);
   } catch (error) {
     if (error instanceof DomainError) throw error;
     throw new DomainError('invalid_json', `The webhook body is not valid JSON: ${(error as Error).message}`);
@@ -51,8 +48,6 @@ export function parseWebhookEvent(text: string, webhookId: string): WebhookEvent
     throw invalid('The webhook body must be an event object.', null);
   }
   const event = body as Record<string, unknown>;
-  const refusal = refuseUnstorableJson(event);
-  if (refusal) throw refusal;
   for (const field of ['id', 'type', 'created_at'] as const) {
     if (typeof event[field] !== 'string' || event[field] === '') {
       throw invalid(`The event's ${field} must be a non-empty string.`, field);
@@ -66,7 +61,7 @@ export function parseWebhookEvent(text: string, webhookId: string): WebhookEvent
   if (!isRfc3339Time(event.created_at as string)) {
     throw invalid("The event's created_at must be an RFC 3339 time, such as 2026-11-29T08:00:00Z.", 'created_at');
   }
-  if (typeof event.data !== 'object' || event.data === null || Array.isArray(event.data)) {
+  if (!isJsonObject(event.data)) {
     throw invalid("The event's data must be an object.", 'data');
   }
   if (event.id !== webhookId) throw invalid('The event id must equal the webhook-id header.', 'id');

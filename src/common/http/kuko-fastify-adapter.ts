@@ -1,11 +1,10 @@
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import secureJsonParse from 'secure-json-parse';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { DomainError } from '../errors/domain-error';
 import { notJsonBody, routeNotFound, toErrorResponse } from '../errors/error-response';
-import { isJsonObject, refuseUnstorableJson } from '../validation/storable-json';
+import { parseJsonText } from '../validation/json-text';
 import { ApiResponse } from './api-response';
 import { Connections } from './connections';
 import { headerLines } from './header-lines';
@@ -195,27 +194,6 @@ export function utf8Text(body: Buffer, what: string): string {
   }
 }
 
-/** Keys such as __proto__ are refused rather than silently dropped. */
-function parseJson(text: string): unknown {
-  return secureJsonParse.parse(text, { protoAction: 'error', constructorAction: 'error' });
-}
-
-const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
-
-/**
- * Numbers written with a fraction or an exponent (`2990.0`, `1.9999999999999999`, `3e3`)
- * put in an object, `{"fraction": "2990.0"}`: JSON.parse would make integers of some of
- * them, and no field of the API takes anything but an integer, so each is then refused as
- * not an integer, under its own name, whatever its value (docs/errors.md).
- */
-export function markFractions(text: string): string {
-  // Cheap test first: a number with a fraction or exponent where a value starts.
-  if (!/[:,[]\s*-?\d+[.eE]/.test(text)) return text;
-  return text.replace(STRING_OR_NUMBER, (token) =>
-    token[0] !== '"' && /[.eE]/.test(token) ? `{"fraction":${JSON.stringify(token)}}` : token,
-  );
-}
-
 function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   request.rawBody = body;
   // Webhook bodies are parsed only after their signature has been checked. By the route
@@ -223,20 +201,12 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   if (request.routeOptions.url?.startsWith(WEBHOOK_PREFIX)) return undefined;
   // An absent body counts as {} (docs/idempotency.md); validation then names the missing fields.
   if (body.length === 0) return undefined;
-  let parsed: unknown;
   try {
-    const text = utf8Text(body, 'The request body');
-    parsed = parseJson(text);
-    // Only in an object: any other body is refused as a whole ("must be a JSON object").
-    const marked = isJsonObject(parsed) ? markFractions(text) : text;
-    if (marked !== text) parsed = parseJson(marked);
+    return parseJsonText(utf8Text(body, 'The request body'));
   } catch (error) {
     if (error instanceof DomainError) throw error;
     throw new DomainError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`);
   }
-  const refusal = refuseUnstorableJson(parsed);
-  if (refusal) throw refusal;
-  return parsed;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError } from '../errors/domain-error';
+import { withoutWrittenNumbers } from '../validation/json-text';
 import { isJsonObject, refuseUnstorableJson } from '../validation/storable-json';
 import { asSentOf } from '../validation/validators';
 
@@ -66,9 +67,11 @@ class BodyValidationPipe extends ValidationPipe {
     if (!isJsonObject(value)) {
       throw new DomainError('parameter_invalid', 'The request body must be a JSON object.', null);
     }
+    // Numbers written with a fraction are refused by each field's own rule (WrittenNumber).
+    const body = (withoutWrittenNumbers(value) ?? value) as Record<string, unknown>;
     // Copied before Nest strips keys from the value, to be put back (AsSent).
-    const maps = copyMaps(value, asSentOf(metadata.metatype));
-    const entity = (await super.transform(value, metadata)) as Record<string, unknown>;
+    const maps = copyMaps(body, asSentOf(metadata.metatype));
+    const entity = (await super.transform(body, metadata)) as Record<string, unknown>;
     return maps ? this.withMapsAsSent(entity, maps) : entity;
   }
 

@@ -46,5 +46,8 @@ function unstorable(path: string): DomainError {
 
 /** A JSON object: not null, not an array (what a body, a map or an event must be). */
 export function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  // Not a class instance: a number written with a fraction (WrittenNumber) is no object.
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
 }
