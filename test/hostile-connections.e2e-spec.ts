@@ -629,6 +629,14 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectError(refused, 400, 'parameter_invalid', 'metadata');
       const query = await t.http().get('/v1/orders?__proto__=1').set('X-Api-Key', merchant.testKey);
       expectError(query, 400, 'parameter_unknown', '__proto__');
+      // Names class-validator's whitelist would let through unseen, being inherited.
+      for (const name of ['hasOwnProperty', 'toString', 'valueOf', 'isPrototypeOf', '__defineGetter__']) {
+        expectError(await postOrder({ ...orderBody(), [name]: 1 }), 400, 'parameter_unknown', name);
+        const listed = await t.http().get(`/v1/orders?${name}=1`).set('X-Api-Key', merchant.testKey);
+        expectError(listed, 400, 'parameter_unknown', name);
+        const found = await t.http().get(`/v1/refunds?${name}=1`).set('X-Api-Key', merchant.testKey);
+        expectError(found, 400, 'parameter_unknown', name);
+      }
     });
 
     it.each(['2990.0', '1.9999999999999999', '3e3', '2990.00000000000001'])(

@@ -87,10 +87,17 @@ class BodyValidationPipe extends ValidationPipe {
   }
 }
 
-/** No DTO or query has such a field: refused like any unknown one, never silently stripped. */
+/**
+ * The names of Object.prototype's members (`constructor`, `toString`, `hasOwnProperty` …)
+ * and `prototype`. No DTO or query has such a field, and class-validator's whitelist would
+ * let them through unseen (it looks a field's rules up in a plain object, where they are
+ * inherited), so they are refused like any unknown field, never silently dropped.
+ */
+const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), 'prototype'];
+
 function refusePrototypeNames(value: unknown): void {
   if (typeof value !== 'object' || value === null) return;
-  for (const name of ['__proto__', 'constructor', 'prototype']) {
+  for (const name of PROTOTYPE_NAMES) {
     if (Object.hasOwn(value, name)) {
       throw new DomainError('parameter_unknown', `Received unknown parameter: ${name}`, name);
     }

@@ -36,6 +36,13 @@ describe('parseJsonText', () => {
     expect(new Set(canonical).size).toBe(texts.length);
   });
 
+  it('says a prototype-poisoning key is refused as such, not that the JSON is invalid', () => {
+    for (const text of ['{"__proto__":{"x":1}}', '{"constructor":{"prototype":{}}}']) {
+      expect(() => parseJsonText(text)).toThrow('refused as prototype poisoning');
+    }
+    expect(() => parseJsonText('{"a":')).toThrow(SyntaxError);
+  });
+
   it('refuses a body nested too deep before walking it again', () => {
     const deep = `${'['.repeat(5000)}1.5${']'.repeat(5000)}`;
     expect(() => parseJsonText(`{"a":${deep}}`)).toThrow('JSON may be nested at most 32 levels deep.');

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import secureJsonParse from 'secure-json-parse';
+import { DomainError } from '../errors/domain-error';
 import { refuseUnstorableJson } from './storable-json';
 
 /**
@@ -24,6 +25,19 @@ export class WrittenNumber {
 /** Keys such as `__proto__` are refused (as prototype poisoning) rather than dropped. */
 const SECURE = { protoAction: 'error', constructorAction: 'error' } as const;
 
+/** secure-json-parse, whose refusal is valid JSON all the same: said so, not "not valid JSON". */
+function parseSecurely(text: string): unknown {
+  try {
+    return secureJsonParse.parse(text, SECURE);
+  } catch (error) {
+    if (!(error instanceof SyntaxError) || !/forbidden prototype property/.test(error.message)) throw error;
+    throw new DomainError(
+      'invalid_json',
+      'The body holds a "__proto__" key, or a "constructor" key holding "prototype": refused as prototype poisoning.',
+    );
+  }
+}
+
 /** A string token, or a number token (JSON's grammar: strings are skipped whole). */
 const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 
@@ -38,7 +52,7 @@ const holdingWrittenNumbers = new WeakSet<object>();
  * DomainError of refuseUnstorableJson (too deep, or a string PostgreSQL cannot store).
  */
 export function parseJsonText(text: string): unknown {
-  const parsed = secureJsonParse.parse(text, SECURE);
+  const parsed = parseSecurely(text);
   if (typeof parsed !== 'object' || parsed === null) return parsed;
   // Before anything walks it again (the reviver below recurses).
   const refusal = refuseUnstorableJson(parsed);
