@@ -125,6 +125,14 @@ describe('merchant notifications (docs/notifications.md)', () => {
       const failed = await api().post(`/v1/test_helpers/refunds/${second.id}/fail`);
       expectSuccess(failed, 200);
       expect(failed.body.data.status).toBe('failed');
+      const again = await api().post(`/v1/test_helpers/refunds/${second.id}/fail`);
+      expectError(again, 400, 'refund_not_pending', 'id');
+      expect(again.body.message).toBe(`Only a pending refund can be settled; refund ${second.id} is failed.`);
+      const { rows: helperEvents } = await t.db.pool.query(
+        "SELECT type FROM webhook_events WHERE provider = 'test_helpers' AND payload->'data'->>'refund_id' = $1",
+        [second.id],
+      );
+      expect(helperEvents.map((e) => e.type)).toEqual(['refund.failed']);
       await waitForSettled(t.db.pool);
 
       const events = await eventsOf(order.id);
@@ -267,7 +275,17 @@ describe('merchant notifications (docs/notifications.md)', () => {
     const { rows } = await t.db.pool.query('SELECT 1 FROM fulfillments WHERE order_id = $1', [order.id]);
     expect(rows).toHaveLength(1);
     expect((await eventsOf(order.id)).map((e) => e.type)).toEqual(['order.paid']);
-    expectError(await api().post(`/v1/test_helpers/orders/${order.id}/pay`), 400, 'order_not_payable', 'id');
+    // Refused, with or without a key, it changes nothing: not even a webhook_events row.
+    const helperEvents = async () =>
+      (await t.db.pool.query("SELECT count(*)::int AS n FROM webhook_events WHERE provider = 'test_helpers'")).rows[0]
+        .n;
+    const before = await helperEvents();
+    const refused = await api().post(`/v1/test_helpers/orders/${order.id}/pay`);
+    expectError(refused, 400, 'order_not_payable', 'id');
+    expect(refused.body.message).toBe(`Only a pending order can be paid; order ${order.id} is paid.`);
+    const keyed = await api().post(`/v1/test_helpers/orders/${order.id}/pay`).set('Idempotency-Key', randomUUID());
+    expectError(keyed, 400, 'order_not_payable', 'id');
+    expect(await helperEvents()).toBe(before);
     expectError(
       await api().post('/v1/test_helpers/orders/ord_00000000000000000000000000000000/pay'),
       404,

@@ -2,7 +2,8 @@
  * Sandbox helpers (docs/notifications.md, "Test helpers"): with a test key only, settle
  * an order or refund as the provider would. Each builds the provider's event and hands
  * it to the webhook receiver, so it takes exactly the webhook's code path (event row,
- * fulfilment, state change, notification event). A live key gets 404.
+ * fulfilment, state change, notification event); an event that changes nothing is rolled
+ * back with its refusal. A live key gets 404.
  */
 import { Controller, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
@@ -11,6 +12,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { WithStatus } from '../common/http/api-response';
 import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData } from '../common/openapi/api-success.decorator';
+import { Db } from '../database/db';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { ApiKeyGuard } from '../merchants/api-key.guard';
 import { newEventId } from '../notifications/event';
@@ -33,6 +35,7 @@ export const TEST_HELPER_PROVIDER = 'test_helpers';
 @UseGuards(ApiKeyGuard)
 export class TestHelpersController {
   constructor(
+    private readonly db: Db,
     private readonly orders: OrdersService,
     private readonly refunds: RefundsService,
     private readonly receiver: WebhookReceiverService,
@@ -51,16 +54,17 @@ export class TestHelpersController {
   @ApiErrors('order_not_payable')
   async pay(@Auth() auth: RequestAuth, @Param('id') id: string) {
     const order = await this.order(auth, id);
-    const outcome = await this.provider('payment.succeeded', {
+    const data = {
       order_id: id,
       amount: order.amount,
       currency: order.currency,
       provider_payment_id: `pay_test_${id.slice(4)}`,
+    };
+    await this.provider(auth, 'payment.succeeded', data, async () => {
+      const now = await this.order(auth, id);
+      const message = `Only a pending order can be paid; order ${id} is ${now.status}.`;
+      return new DomainError('order_not_payable', message, 'id');
     });
-    if (outcome !== 'processed') {
-      const message = `Only a pending order can be paid; order ${id} is ${order.status}.`;
-      throw new DomainError('order_not_payable', message, 'id');
-    }
     return new WithStatus(200, await this.order(auth, id));
   }
 
@@ -96,20 +100,33 @@ export class TestHelpersController {
   }
 
   private async settle(auth: RequestAuth, id: string, type: string, extra: Record<string, string>) {
-    const refund = await this.refund(auth, id);
-    const outcome = await this.provider(type, { refund_id: id, ...extra });
-    if (outcome !== 'processed') {
-      const message = `Only a pending refund can be settled; refund ${id} is ${refund.status}.`;
-      throw new DomainError('refund_not_pending', message, 'id');
-    }
+    await this.refund(auth, id);
+    await this.provider(auth, type, { refund_id: id, ...extra }, async () => {
+      const now = await this.refund(auth, id);
+      const message = `Only a pending refund can be settled; refund ${id} is ${now.status}.`;
+      return new DomainError('refund_not_pending', message, 'id');
+    });
     return new WithStatus(200, await this.refund(auth, id));
   }
 
-  private async provider(type: string, data: Record<string, unknown>): Promise<string> {
+  /**
+   * The provider's event, received in a transaction of the merchant's that a refusal rolls
+   * back: an event that changed nothing (the order or refund was no longer pending) leaves
+   * no webhook_events row, as any refused request changes nothing. `refusal` is read
+   * inside it, so its message gives the status that refused the event.
+   */
+  private provider(
+    auth: RequestAuth,
+    type: string,
+    data: Record<string, unknown>,
+    refusal: () => Promise<DomainError>,
+  ): Promise<void> {
     const event = { id: newEventId(), type, created_at: new Date().toISOString(), data };
-    // Signed as if by a test secret: it may touch test objects only.
-    const result = await this.receiver.receive(TEST_HELPER_PROVIDER, event, new Set(['test'] as const));
-    return result.duplicate ? 'duplicate' : result.outcome.status;
+    return this.db.transaction(auth.merchantId, async () => {
+      // Signed as if by a test secret: it may touch test objects only.
+      const result = await this.receiver.receive(TEST_HELPER_PROVIDER, event, new Set(['test'] as const));
+      if (result.duplicate || result.outcome.status !== 'processed') throw await refusal();
+    });
   }
 
   private order(auth: RequestAuth, id: string): Promise<OrderObject> {
