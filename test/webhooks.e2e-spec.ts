@@ -412,6 +412,23 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       expect((await orderRow(order.id)).status).toBe('paid');
     });
 
+    it.each([
+      ['payment.succeeded', { order_id: `ord_${'x'.repeat(3000)}` }, 'data.order_id'],
+      ['payment.failed', { order_id: 'ord_1', failure_code: 'c', failure_message: 'm' }, 'data.order_id'],
+      ['refund.succeeded', { refund_id: 'rf_0123456789ABCDEF0123456789abcdef' }, 'data.refund_id'],
+    ])(
+      'refuses a %s for an id that no object can have (400, not retry later), recording nothing',
+      async (type, data, param) => {
+        // A payment's other fields are valid: only the id is wrong.
+        const payment = paymentSucceeded('');
+        const event = { ...payment, type, data: { ...(type === 'payment.succeeded' ? payment.data : {}), ...data } };
+        const response = await deliverEvent(t, event);
+        expectError(response, 400, 'parameter_invalid', param);
+        expect(response.body.message).toMatch(/must be an? (order|refund) id \((ord|rf)_ and 32 hexadecimal digits\)/);
+        expect(await eventRows(event.id)).toEqual([]);
+      },
+    );
+
     it('answers 503 resource_not_ready for an order that does not exist yet, recording nothing; the retry applies it', async () => {
       const orderId = 'ord_0123456789abcdef0123456789abcdef';
       const event = paymentSucceeded(orderId);

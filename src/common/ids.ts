@@ -11,6 +11,17 @@ const ID_BYTES = 16;
 const pool = Buffer.alloc(4096);
 let next = pool.length;
 
+/** Whether the value has the form of an id newId(prefix) makes: `ord_` and 32 hex digits. */
+export function isIdOf(prefix: IdPrefix, value: string): boolean {
+  return (
+    value.length === prefix.length + 1 + ID_BYTES * 2 &&
+    value.startsWith(`${prefix}_`) &&
+    HEX.test(value.slice(prefix.length + 1))
+  );
+}
+
+const HEX = /^[0-9a-f]+$/;
+
 /** Random, unguessable, prefixed ids: 128 bits from the CSPRNG, as hex. */
 export function newId(prefix: IdPrefix): string {
   if (next + ID_BYTES > pool.length) {

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { money } from '../domain/money';
 import { newId } from '../common/ids';
 import { EventRecorder } from '../notifications/event-recorder.service';
-import { field, optionalString, WebhookEvent } from '../webhooks/webhook-event';
+import { field, optionalString, refuseUnlessIdOf, WebhookEvent } from '../webhooks/webhook-event';
 import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
 import { FulfillmentsRepository } from './fulfillments.repository';
 import { orderChange } from './order';
@@ -76,6 +76,7 @@ export class PaymentEventsHandler implements WebhookEventHandler {
 
   /** Locks the order row for the rest of the transaction, or asks the provider to retry. */
   private async lockOrder(orderId: string): Promise<LockedOrder> {
+    refuseUnlessIdOf('ord', orderId, 'order_id');
     const order = await this.orders.lockById(orderId);
     if (!order) throw notReady('Order', orderId, 'data.order_id');
     return order;

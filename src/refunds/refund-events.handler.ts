@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { money } from '../domain/money';
 import { EventRecorder } from '../notifications/event-recorder.service';
 import { OrdersRepository } from '../orders/orders.repository';
-import { optionalString, field, WebhookEvent } from '../webhooks/webhook-event';
+import { field, optionalString, refuseUnlessIdOf, WebhookEvent } from '../webhooks/webhook-event';
 import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
 import { refundChange } from './refund';
 import { RefundsRepository, SettlingRefund } from './refunds.repository';
@@ -48,6 +48,7 @@ export class RefundEventsHandler implements WebhookEventHandler {
 
   /** Locks the refund's order, then the refund, or asks the provider to retry. */
   private async lockRefund(refundId: string): Promise<SettlingRefund> {
+    refuseUnlessIdOf('rf', refundId, 'refund_id');
     const orderId = await this.refunds.orderIdOf(refundId);
     if (orderId !== null) await this.orders.lockById(orderId);
     const refund = orderId !== null ? await this.refunds.lockById(refundId) : null;

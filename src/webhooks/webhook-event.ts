@@ -1,4 +1,5 @@
 import { DomainError } from '../common/errors/domain-error';
+import { isIdOf } from '../common/ids';
 import { charCount } from '../common/validation/validators';
 import { parseJsonText } from '../common/validation/json-text';
 import { isJsonObject } from '../common/validation/storable-json';
@@ -79,6 +80,18 @@ export function field<T extends 'string' | 'integer'>(
   if (!ok)
     throw invalid(`data.${name} must be ${kind === 'string' ? 'a non-empty string' : 'an integer'}.`, `data.${name}`);
   return value as T extends 'string' ? string : number;
+}
+
+/**
+ * An id this service made (`ord_…`, `rf_…`) that an event refers to. One of another form
+ * can never name an object, so the event is refused (400) rather than answered "not
+ * ready, retry" (503), which a provider would retry for as long as its schedule lasts.
+ */
+export function refuseUnlessIdOf(prefix: 'ord' | 'rf', value: string, name: string): void {
+  if (!isIdOf(prefix, value)) {
+    const what = prefix === 'ord' ? 'an order' : 'a refund';
+    throw invalid(`data.${name} must be ${what} id (${prefix}_ and 32 hexadecimal digits).`, `data.${name}`);
+  }
 }
 
 /** A string field of `data` that may be absent. */
