@@ -114,6 +114,10 @@ describe('orders', () => {
     ['notify_url', 'parameter_invalid', 'https://merchant.example%2Eevil.example/notify'],
     ['notify_url', 'parameter_invalid', 'https://merchant.example\u3002evil.example/notify'],
     ['notify_url', 'parameter_invalid', 'https://merchant.example/\u0085notify'],
+    // Not ASCII: new URL would send it as another text (xn--…, %C3%A9) than the one stored.
+    ['notify_url', 'parameter_invalid', 'https://пример.example/notify'],
+    ['notify_url', 'parameter_invalid', 'https://merchant.example/caf\u00e9'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/\u{1F600}'],
     ['return_url', 'parameter_invalid', 'https:///merchant.example/done'],
     ['return_url', 'parameter_invalid', 'javascript:alert(1)'],
     ['metadata', 'parameter_invalid', 'not an object'],

@@ -51,20 +51,25 @@ export function IsCurrencyCode(options?: ValidationOptions) {
 }
 
 /**
- * An absolute URL as RFC 3986 writes one, as pattern text: after the scheme and `//`, a
- * host without user information (not even an empty `@`), `%` or a full stop other than
- * `.` (IDNA would decode or map those into other labels), then a path, query or fragment;
- * no whitespace, control character or backslash anywhere. The WHATWG parser behind
+ * An absolute URL as RFC 3986 writes one, as pattern text: printable ASCII only (an
+ * international domain as its `xn--` form, other characters percent-encoded), and after
+ * the scheme and `//` a host without user information (not even an empty `@`) or `%`
+ * (IDNA would decode those into other labels), then a path, query or fragment; no
+ * whitespace, control character or backslash anywhere. The WHATWG parser behind
  * `new URL` would take more and silently rewrite it (` https://a`, `https:\\a`,
- * `https:///a` and `https:a` all become `https://a/`), so the URL stored and answered
- * would not be the one used. The server's check (AS_WRITTEN) and the OpenAPI document's
- * patterns are built from these, so they cannot drift. `\xNN`, not `\uNNNN`: regular
- * expression engines such as RE2 read only the first.
+ * `https:///a` and `https:a` all become `https://a/`; `https://пример.example/é` becomes
+ * `https://xn--e1afmkfd.example/%C3%A9`), so the URL stored and answered would not be the
+ * one used. The server's check (AS_WRITTEN) and the OpenAPI document's patterns (beside
+ * its `format: uri`) are built from these, so they cannot drift. `\xNN`, not `\uNNNN`:
+ * regular expression engines such as RE2 read only the first.
  */
-const NO_CONTROL = '\\x00-\\x20\\x7f-\\x9f\\\\';
+/** Printable ASCII but the backslash. */
+const URL_CHARACTER = '[\\x21-\\x5b\\x5d-\\x7e]';
+/** The same, without `/ ? # @ %`, which end or disguise a host. */
+const HOST_CHARACTER = '[\\x21\\x22\\x24\\x26-\\x2e\\x30-\\x3e\\x41-\\x5b\\x5d-\\x7e]';
 /** A path, query or fragment after the host, if any, to the end. */
-export const URL_REST_PATTERN = `([/?#][^${NO_CONTROL}]*)?$`;
-export const URL_AFTER_SCHEME_PATTERN = `[^/?#@%${NO_CONTROL}\u3002\uff0e\uff61]+${URL_REST_PATTERN}`;
+export const URL_REST_PATTERN = `([/?#]${URL_CHARACTER}*)?$`;
+export const URL_AFTER_SCHEME_PATTERN = `${HOST_CHARACTER}+${URL_REST_PATTERN}`;
 const AS_WRITTEN = new RegExp(`^[A-Za-z][A-Za-z0-9+.-]*://${URL_AFTER_SCHEME_PATTERN}`, 'u');
 
 /**
@@ -94,7 +99,7 @@ export function IsCallbackUrl(options?: ValidationOptions) {
   return IsWebUrl(
     'isCallbackUrl',
     (url) => url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost'),
-    '$property must be an absolute https:// URL (or http://localhost) of at most 2048 characters',
+    '$property must be an absolute https:// URL (or http://localhost) of at most 2048 characters, in ASCII (an xn-- host, a percent-encoded path)',
     options,
   );
 }
