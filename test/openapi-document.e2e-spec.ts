@@ -117,7 +117,7 @@ describe('the OpenAPI document (/docs-json)', () => {
       expect.objectContaining({
         name: 'Idempotency-Key',
         in: 'header',
-        schema: expect.objectContaining({ minLength: 1, maxLength: 255 }),
+        schema: expect.objectContaining({ minLength: 1, maxLength: 512 }),
       }),
     ]);
   });

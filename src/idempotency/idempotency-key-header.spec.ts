@@ -1,5 +1,5 @@
 import { DomainError } from '../common/errors/domain-error';
-import { parseIdempotencyKey } from './idempotency-key-header';
+import { IDEMPOTENCY_KEY_DOC, parseIdempotencyKey } from './idempotency-key-header';
 
 const parse = (...pairs: string[]) => parseIdempotencyKey(pairs);
 const refused = (fn: () => unknown) => {
@@ -46,5 +46,32 @@ describe('parseIdempotencyKey', () => {
       '8f14e45f-ceea-4672-9e6b-5a1f5b5c0a11',
     );
     expect(parse('Idempotency-Key', '"a\\"b\\\\c"')).toBe('a"b\\c');
+  });
+
+  it("has a document schema that takes exactly the values it takes, the quoted form's included", () => {
+    const { pattern, minLength, maxLength } = IDEMPOTENCY_KEY_DOC.schema;
+    const documented = (value: string) =>
+      value.length >= minLength && value.length <= maxLength && new RegExp(pattern).test(value);
+    const samples = [
+      'x',
+      'k'.repeat(255),
+      'k'.repeat(256),
+      `"${'k'.repeat(255)}"`,
+      `"${'k'.repeat(256)}"`,
+      `"${'\\"'.repeat(255)}"`,
+      `"${'\\"'.repeat(256)}"`,
+      '""',
+      '"',
+      '"a"b"',
+      '"unclosed',
+      'clé',
+      'tab\there',
+    ];
+    for (const value of samples) {
+      expect({ value, documented: documented(value) }).toEqual({
+        value,
+        documented: refused(() => parse('Idempotency-Key', value)) === 'accepted',
+      });
+    }
   });
 });

@@ -9,9 +9,16 @@ export const IDEMPOTENCY_KEY_DOC = {
   required: false,
   description:
     'Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body ' +
-    'replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md.',
-  // `""` is the quoted form of an empty key, which the server refuses too.
-  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^(?!""$)[\\x20-\\x7e]{1,255}$' },
+    'replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 ' +
+    'string (up to 512 characters as sent). See docs/idempotency.md.',
+  // The bare key, or its quoted form (`\"` and `\\` escapes); `""` is the quoted form of
+  // an empty key, which the server refuses too.
+  schema: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 512,
+    pattern: '^(?!""$)(?:[\\x20-\\x7e]{1,255}|"(?:[\\x20\\x21\\x23-\\x5b\\x5d-\\x7e]|\\\\["\\\\]){1,255}")$',
+  },
   example: '8f14e45f-ceea-4e7a-9a3b-7f1c2d3e4a5b',
 };
 const PRINTABLE_ASCII = /^[\x20-\x7e]{1,255}$/;

@@ -2106,7 +2106,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2493,7 +2493,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2937,7 +2937,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3381,7 +3381,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4707,7 +4707,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4940,7 +4940,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5173,7 +5173,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5406,7 +5406,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters. See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
