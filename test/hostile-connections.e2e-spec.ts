@@ -438,7 +438,7 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
         .set('Idempotency-Key', randomUUID())
         .set('Content-Type', 'application/json')
         .send('{}');
-      expectError(response, 400, 'webhook_signature_invalid');
+      expectError(response, 400, 'webhook_signature_invalid', 'webhook-id');
     });
 
     it('treats an encoded admin path as the admin route, which ignores Idempotency-Key', async () => {
@@ -511,7 +511,7 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
     it('checks the signature before reading the body on an encoded webhook path', async () => {
       for (const path of ['/v1/%77ebhooks/kukopay', '//v1/webhooks/kukopay']) {
         const response = await t.http().post(path).set('Content-Type', 'application/json').send('garbage{');
-        expectError(response, 400, 'webhook_signature_invalid');
+        expectError(response, 400, 'webhook_signature_invalid', 'webhook-id');
       }
     });
   });

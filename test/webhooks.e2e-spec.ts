@@ -53,25 +53,28 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
 
   describe('verification', () => {
     it.each([
-      ['webhook-id missing', { headers: { 'webhook-id': undefined } }],
-      ['webhook-timestamp missing', { headers: { 'webhook-timestamp': undefined } }],
-      ['webhook-signature missing', { headers: { 'webhook-signature': undefined } }],
-      ['timestamp not a number', { headers: { 'webhook-timestamp': 'yesterday' } }],
-      ['signature by another secret', { secret: NEW_SECRET }],
-      ['signature garbage', { signature: 'v1,bm90IGEgc2lnbmF0dXJl' }],
-      ['only other versions', { signature: 'v2,abc v1a,def' }],
-      ['timestamp 301 s old', { skew: -301 }],
+      ['webhook-id missing', { headers: { 'webhook-id': undefined } }, 'webhook-id'],
+      ['webhook-timestamp missing', { headers: { 'webhook-timestamp': undefined } }, 'webhook-timestamp'],
+      ['webhook-signature missing', { headers: { 'webhook-signature': undefined } }, 'webhook-signature'],
+      ['timestamp not a number', { headers: { 'webhook-timestamp': 'yesterday' } }, 'webhook-timestamp'],
+      ['signature by another secret', { secret: NEW_SECRET }, 'webhook-signature'],
+      ['signature garbage', { signature: 'v1,bm90IGEgc2lnbmF0dXJl' }, 'webhook-signature'],
+      ['only other versions', { signature: 'v2,abc v1a,def' }, 'webhook-signature'],
+      ['timestamp 301 s old', { skew: -301 }, 'webhook-timestamp'],
       // The server reads its clock a little after the test does: across a second boundary,
       // a timestamp 301 s ahead is then 300 s ahead of the server's whole seconds, and accepted.
-      ['timestamp 302 s ahead', { skew: 302 }],
-    ])('refuses %s with 400 webhook_signature_invalid and records nothing', async (_, options) => {
-      const order = await createOrder(t, merchant.testKey);
-      const event = paymentSucceeded(order.id);
-      const response = await deliverEvent(t, event, options as object);
-      expectError(response, 400, 'webhook_signature_invalid');
-      expect(await eventRows(event.id)).toEqual([]);
-      expect((await orderRow(order.id)).status).toBe('pending');
-    });
+      ['timestamp 302 s ahead', { skew: 302 }, 'webhook-timestamp'],
+    ])(
+      'refuses %s with 400 webhook_signature_invalid naming the header, recording nothing',
+      async (_, options, header) => {
+        const order = await createOrder(t, merchant.testKey);
+        const event = paymentSucceeded(order.id);
+        const response = await deliverEvent(t, event, options as object);
+        expectError(response, 400, 'webhook_signature_invalid', header);
+        expect(await eventRows(event.id)).toEqual([]);
+        expect((await orderRow(order.id)).status).toBe('pending');
+      },
+    );
 
     it('accepts timestamps up to 5 minutes off either way', async () => {
       for (const skew of [-295, 295]) {
@@ -103,7 +106,12 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       const headers = { 'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)) };
 
       const reserialised = JSON.stringify(JSON.parse(pretty));
-      expectError(await deliver(t, { body: reserialised, id, signature, headers }), 400, 'webhook_signature_invalid');
+      expectError(
+        await deliver(t, { body: reserialised, id, signature, headers }),
+        400,
+        'webhook_signature_invalid',
+        'webhook-signature',
+      );
       expect(await eventRows(id)).toEqual([]);
 
       const response = await deliver(t, { body: pretty, id, signature, headers });
@@ -125,6 +133,7 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
           await deliverEvent(rotated, paymentSucceeded(order.id), { secret: SECRET }),
           400,
           'webhook_signature_invalid',
+          'webhook-signature',
         );
         expectSuccess(await deliverEvent(rotated, paymentSucceeded(order.id), { secret: NEW_SECRET }), 200);
       } finally {
@@ -268,7 +277,7 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       }
       // Unsigned, it is refused for that first, as any body is.
       const unsigned = await deliver(t, { body: bytes, id, headers: { 'webhook-signature': undefined } });
-      expectError(unsigned, 400, 'webhook_signature_invalid');
+      expectError(unsigned, 400, 'webhook_signature_invalid', 'webhook-signature');
       expect(await eventRows(id)).toEqual([]);
       expect((await orderRow(order.id)).status).toBe('pending');
     });

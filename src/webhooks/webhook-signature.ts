@@ -34,16 +34,17 @@ export function verifyWebhookSignature(
   const signed: Record<string, string> = {};
   for (const name of HEADERS) {
     const value = headers[`webhook-${name}`] ?? headers[`svix-${name}`];
-    if (typeof value !== 'string' || value === '') throw invalidSignature(`The webhook-${name} header is missing.`);
+    if (typeof value !== 'string' || value === '')
+      throw invalidSignature(`The webhook-${name} header is missing.`, `webhook-${name}`);
     signed[`webhook-${name}`] = value;
   }
   if (!/^\d{1,12}$/.test(signed['webhook-timestamp'])) {
-    throw invalidSignature('The webhook-timestamp header must be unix seconds.');
+    throw invalidSignature('The webhook-timestamp header must be unix seconds.', 'webhook-timestamp');
   }
   // Decided here from the parsed value, so the answer never depends on the verifier's wording.
   const skew = Math.floor(Date.now() / 1000) - Number(signed['webhook-timestamp']);
   if (Math.abs(skew) > TOLERANCE_SECONDS) {
-    throw invalidSignature('The webhook-timestamp is more than 5 minutes away from our clock.');
+    throw invalidSignature('The webhook-timestamp is more than 5 minutes away from our clock.', 'webhook-timestamp');
   }
   const text = utf8Text(raw, 'The webhook body');
   const environments = new Set<Environment>();
@@ -55,10 +56,13 @@ export function verifyWebhookSignature(
       if (!(error instanceof WebhookVerificationError)) throw error;
     }
   }
-  if (environments.size === 0) throw invalidSignature('No v1 signature matches the body with any configured secret.');
+  if (environments.size === 0) {
+    throw invalidSignature('No v1 signature matches the body with any configured secret.', 'webhook-signature');
+  }
   return { webhookId: signed['webhook-id'], text, environments };
 }
 
-function invalidSignature(message: string): DomainError {
-  return new DomainError('webhook_signature_invalid', message, null);
+/** `param` names the header at fault, as for every other header error. */
+function invalidSignature(message: string, header: string): DomainError {
+  return new DomainError('webhook_signature_invalid', message, header);
 }
