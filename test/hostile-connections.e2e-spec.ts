@@ -723,6 +723,14 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectError(await get('/v1/orders/ord_x%00'), 400, 'parameter_invalid', 'id');
       expectError(await get('/v1/orders/%zz'), 400, 'malformed_request');
       expectError(await get(`/v1/orders/ord_${'a'.repeat(200)}`), 404, 'resource_missing', 'id');
+      // Past the router's 1000 characters, the parameter is still named.
+      expectError(await get(`/v1/orders/ord_${'a'.repeat(1200)}`), 404, 'resource_missing', 'id');
+      expectError(await get(`/v1/orders/ord_${'a'.repeat(1200)}/refunds`), 404, 'resource_missing', 'id');
+      const provider = await t
+        .http()
+        .post(`/v1/%77ebhooks/${'p'.repeat(1200)}`)
+        .send({});
+      expectError(provider, 404, 'resource_missing', 'provider');
     });
 
     it('counts characters as the database does: 200 letters and U+FE0F is 201', async () => {

@@ -78,8 +78,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         reply.header(REQUEST_ID_HEADER, request.id);
         const refusal =
           error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-            ? // Every path parameter names an object, and none has an id this long.
-              new DomainError('resource_missing', 'No object has an id of more than 1000 characters.')
+            ? tooLongParameter(request.url)
             : new DomainError('malformed_request', 'The URL has a malformed percent-encoding.');
         sendApiResponse(reply, toErrorResponse(refusal, request.id));
       },
@@ -153,6 +152,28 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     if (body instanceof ApiResponse) return sendApiResponse(response, body);
     return super.reply(response, body, statusCode);
   }
+}
+
+/**
+ * A path parameter longer than any could be (the router stops at 1000 characters): each
+ * names an object by its id, or, on the webhook route, a provider. The route is not
+ * matched yet, so it is told from the path (decoded: `/v1/%77ebhooks/…` is that route).
+ */
+function tooLongParameter(url: string): DomainError {
+  let path = url.split('?')[0];
+  try {
+    path = decodeURIComponent(path);
+  } catch {
+    // Kept as sent: the parameter is what is refused, not the encoding.
+  }
+  if (path.replace(/\/+/g, '/').startsWith(WEBHOOK_PREFIX)) {
+    return new DomainError(
+      'resource_missing',
+      'No webhook provider has a name of more than 1000 characters.',
+      'provider',
+    );
+  }
+  return new DomainError('resource_missing', 'No object has an id of more than 1000 characters.', 'id');
 }
 
 /**
