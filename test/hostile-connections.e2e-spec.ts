@@ -573,7 +573,18 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
         .http()
         .get(`/v1/orders/ord_${'a'.repeat(1200)}`)
         .set('X-Api-Key', merchant.testKey);
-      expectError(response, 404, 'resource_missing');
+      expectError(response, 404, 'resource_missing', 'id');
+      const nested = await t
+        .http()
+        .get(`/v1/orders/ord_${'a'.repeat(1200)}/refunds`)
+        .set('X-Api-Key', merchant.testKey);
+      expectError(nested, 404, 'resource_missing', 'id');
+      // On the webhook route (encoded or not) the parameter is the provider.
+      const provider = await t
+        .http()
+        .post(`/v1/%77ebhooks/${'p'.repeat(1200)}`)
+        .send({});
+      expectError(provider, 404, 'resource_missing', 'provider');
     });
 
     it('refuses a body that is not valid UTF-8, and stores nothing under its key', async () => {
@@ -667,6 +678,19 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectError(response, 400, 'parameter_invalid');
     });
 
+    it('names an unknown field first, whatever it holds: its value is not the thing to fix', async () => {
+      for (const value of ['\u0000', '\ud800']) {
+        const unknown = await postOrder({ ...orderBody(), zzz: value });
+        expectError(unknown, 400, 'parameter_unknown', 'zzz');
+        const known = await postOrder(orderBody({ subject: `a${value}` }));
+        expectError(known, 400, 'parameter_invalid', 'subject');
+        expect(known.body.message).toBe('subject must not contain the NUL character or unpaired UTF-16 surrogates.');
+      }
+      // Too deep is still refused as it is parsed, before anything walks the body.
+      const deep = `{"zzz":${'['.repeat(40)}${']'.repeat(40)}}`;
+      expectError(await postOrder(deep), 400, 'parameter_invalid', 'zzz');
+    });
+
     it.each(['1.5', '1e3', '2990.0'])('refuses metadata sent as the number %s, storing nothing', async (number) => {
       const body = orderBody();
       const response = await postOrder(JSON.stringify(body).replace(/}$/, `,"metadata":${number}}`));
@@ -723,14 +747,6 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectError(await get('/v1/orders/ord_x%00'), 400, 'parameter_invalid', 'id');
       expectError(await get('/v1/orders/%zz'), 400, 'malformed_request');
       expectError(await get(`/v1/orders/ord_${'a'.repeat(200)}`), 404, 'resource_missing', 'id');
-      // Past the router's 1000 characters, the parameter is still named.
-      expectError(await get(`/v1/orders/ord_${'a'.repeat(1200)}`), 404, 'resource_missing', 'id');
-      expectError(await get(`/v1/orders/ord_${'a'.repeat(1200)}/refunds`), 404, 'resource_missing', 'id');
-      const provider = await t
-        .http()
-        .post(`/v1/%77ebhooks/${'p'.repeat(1200)}`)
-        .send({});
-      expectError(provider, 404, 'resource_missing', 'provider');
     });
 
     it('counts characters as the database does: 200 letters and U+FE0F is 201', async () => {

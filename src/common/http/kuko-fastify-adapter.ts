@@ -223,7 +223,7 @@ function parseJsonBody(request: FastifyRequest, body: Buffer): unknown {
   // An absent body counts as {} (docs/idempotency.md); validation then names the missing fields.
   if (body.length === 0) return undefined;
   try {
-    return parseJsonText(utf8Text(body, 'The request body'));
+    return parseJsonText(utf8Text(body, 'The request body'), { laterForStrings: true });
   } catch (error) {
     if (error instanceof DomainError) throw error;
     throw new DomainError('invalid_json', `The request body is not valid JSON: ${(error as Error).message}`);

@@ -1,6 +1,7 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
+import { getMetadataStorage } from 'class-validator';
 import { DomainError } from '../errors/domain-error';
-import { withoutWrittenNumbers } from '../validation/json-text';
+import { unstorableStringIn, withoutWrittenNumbers } from '../validation/json-text';
 import { isJsonObject, refuseUnstorableJson } from '../validation/storable-json';
 import { asSentOf } from '../validation/validators';
 
@@ -58,10 +59,12 @@ function firstLeaf(errors: ValidationError[], prefix: string): { error: Validati
  */
 class BodyValidationPipe extends ValidationPipe {
   override async transform(value: unknown, metadata: ArgumentMetadata) {
-    // Bodies were checked when parsed; query strings and path parameters are checked here.
-    const refusal = metadata.type === 'body' ? null : refuseUnstorableJson(value, metadata.data);
-    if (refusal) throw refusal;
+    // Query strings and path parameters are checked here, bodies when parsed: a string
+    // there that PostgreSQL cannot store is refused now, after an unknown field's name.
     refusePrototypeNames(value);
+    const unstorable =
+      metadata.type === 'body' ? unstorableStringIn(value) : refuseUnstorableJson(value, metadata.data);
+    if (unstorable) throw (metadata.type === 'body' && unknownField(value, metadata.metatype)) || unstorable;
     if (metadata.type !== 'body') return super.transform(value, metadata);
     if (value === undefined) return super.transform({}, metadata);
     if (!isJsonObject(value)) {
@@ -102,6 +105,18 @@ function refusePrototypeNames(value: unknown): void {
       throw new DomainError('parameter_unknown', `Received unknown parameter: ${name}`, name);
     }
   }
+}
+
+/** parameter_unknown for the body's first field its DTO has no rule for, or null. */
+function unknownField(value: unknown, type: unknown): DomainError | null {
+  if (!isJsonObject(value) || typeof type !== 'function') return null;
+  const known = new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(type, '', true, false)
+      .map((rule) => rule.propertyName),
+  );
+  const name = Object.keys(value).find((key) => !known.has(key));
+  return name === undefined ? null : new DomainError('parameter_unknown', `Received unknown parameter: ${name}`, name);
 }
 
 /** A shallow copy of each named field that was sent as an object, or null when none was. */

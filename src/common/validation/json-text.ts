@@ -43,6 +43,8 @@ const STRING_OR_NUMBER = /"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g;
 
 /** The bodies parseJsonText made a WrittenNumber in: only those need withoutWrittenNumbers' walk. */
 const holdingWrittenNumbers = new WeakSet<object>();
+/** The refusal of a body's unstorable string, kept for later when parseJsonText was asked to. */
+const unstorableStrings = new WeakMap<object, DomainError>();
 
 /**
  * JSON text parsed as JSON.parse would, except that inside an object or array each number
@@ -50,13 +52,30 @@ const holdingWrittenNumbers = new WeakSet<object>();
  * a number: a body or event that is not an object is refused as a whole). Throws
  * JSON.parse's SyntaxError, secure-json-parse's for a `__proto__` key, and the
  * DomainError of refuseUnstorableJson (too deep, or a string PostgreSQL cannot store).
+ * `laterForStrings`: a string PostgreSQL cannot store is not thrown but kept for
+ * unstorableStringIn, so that a request body's validation can first say that its field
+ * is unknown, which is the first thing to fix.
  */
-export function parseJsonText(text: string): unknown {
+export function parseJsonText(text: string, { laterForStrings = false } = {}): unknown {
   const parsed = parseSecurely(text);
   if (typeof parsed !== 'object' || parsed === null) return parsed;
-  // Before anything walks it again (the reviver below recurses).
-  const refusal = refuseUnstorableJson(parsed);
-  if (refusal) throw refusal;
+  // Before anything walks it again (the reviver below recurses): the depth always.
+  const unstorable = refuseUnstorableJson(parsed);
+  if (unstorable && !laterForStrings) throw unstorable;
+  const tooDeep = unstorable && refuseUnstorableJson(parsed, '', { strings: false });
+  if (tooDeep) throw tooDeep;
+  const result = withWrittenNumbers(text, parsed);
+  if (unstorable) unstorableStrings.set(result, unstorable);
+  return result;
+}
+
+/** The refusal parseJsonText kept for this body (`laterForStrings`), or null. */
+export function unstorableStringIn(body: unknown): DomainError | null {
+  return (typeof body === 'object' && body !== null && unstorableStrings.get(body)) || null;
+}
+
+/** The parsed value, or its parse with each number written with a fraction made a WrittenNumber. */
+function withWrittenNumbers(text: string, parsed: object): object {
   // Cheap test first: a number with a fraction or exponent where a value starts.
   if (!/[:,[]\s*-?\d+[.eE]/.test(text)) return parsed;
   // Each such number becomes an object under a key the text cannot contain, so a client

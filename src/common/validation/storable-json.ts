@@ -11,14 +11,15 @@ const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF
  * Checks a parsed JSON value (a body, a query) before anything else walks or stores it:
  * nesting depth, and strings (keys included) that PostgreSQL cannot hold. Iterative, so a
  * hostile body cannot overflow the stack here. Returns the refusal, or null. `name` is
- * what the value is called in errors when it is one parameter (a path's `id`).
+ * what the value is called in errors when it is one parameter (a path's `id`). With
+ * `strings: false`, only the depth is checked.
  */
-export function refuseUnstorableJson(value: unknown, name = ''): DomainError | null {
+export function refuseUnstorableJson(value: unknown, name = '', { strings = true } = {}): DomainError | null {
   const pending: [unknown, string, number][] = [[value, name, 0]];
   while (pending.length > 0) {
     const [item, path, depth] = pending.pop()!;
     if (typeof item === 'string') {
-      if (UNSTORABLE.test(item)) return unstorable(path);
+      if (strings && UNSTORABLE.test(item)) return unstorable(path);
       continue;
     }
     if (typeof item !== 'object' || item === null) continue;
@@ -29,7 +30,7 @@ export function refuseUnstorableJson(value: unknown, name = ''): DomainError | n
     }
     for (const [key, child] of Object.entries(item)) {
       const childPath = path ? `${path}.${key}` : key;
-      if (UNSTORABLE.test(key)) return unstorable(childPath);
+      if (strings && UNSTORABLE.test(key)) return unstorable(childPath);
       pending.push([child, childPath, depth + 1]);
     }
   }
