@@ -61,7 +61,7 @@ describe('logs an operator can read (docs/operations.md)', () => {
     let restore: (() => Promise<void>) | null = null;
     try {
       await request(server.url).get('/v1/orders/ord_missing').set('X-Api-Key', merchant.testKey).expect(404);
-      const delivery = signedPayment('ord_not_there_yet');
+      const delivery = signedPayment('ord_0000000000000000000000000000dead');
       await request(server.url).post('/v1/webhooks/kukopay').set(delivery.headers).send(delivery.raw).expect(503);
       restore = await injectFault(t.db.pool, 'orders', `RAISE EXCEPTION 'injected fault';`);
       await request(server.url).post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody()).expect(500);
