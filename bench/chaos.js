@@ -64,7 +64,7 @@ async function main() {
     LOG_LEVEL: 'warn',
     // Notifications go to the harness's receiver, on a compressed schedule.
     NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true',
-    NOTIFY_RETRY_SCHEDULE: '0,1s,2s,5s,10s,20s,40s,80s',
+    NOTIFY_RETRY_SCHEDULE: '0,1s,1s,3s,5s,10s,20s,40s',
   };
   let server = await startServer(env);
   const stats = { kills: 0, dbRestarts: 0, attempts: 0, replays: 0, retried: { 409: 0, '5xx': 0, connection: 0 } };

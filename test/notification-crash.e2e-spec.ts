@@ -7,7 +7,7 @@ import { startTestApp, TestApp } from './support/test-app';
 import { createMerchant, orderBody } from './support/factories';
 
 /** Long enough that a lost attempt's slot is still ahead when its job is recovered. */
-const SCHEDULE = '0,1s,2s,4s,8s,16s,30s';
+const SCHEDULE = '0,1s,1s,2s,4s,8s,14s'; // due 0, 1, 2, 4, 8, 16 and 30 s after the commit
 
 async function payOrders(t: TestApp, key: string, notifyUrl: string, count: number): Promise<string[]> {
   const ids: string[] = [];

@@ -5,7 +5,7 @@ import { NOTIFY_ENV } from './support/notifications';
 import { Answer, Receiver, signedBy, startReceiver, waitFor } from './support/receiver';
 import { startTestApp, TestApp } from './support/test-app';
 
-/** Slots 0, 300 ms, 600 ms (NOTIFY_ENV). */
+/** Due 0, 300 and 600 ms after the commit: NOTIFY_ENV's delays 0,300ms,300ms, each after the slot before. */
 const SCHEDULE_MS = [0, 300, 600];
 
 describe('notification delivery: retries, failures, secrets (docs/notifications.md)', () => {

@@ -25,7 +25,7 @@ describe('loadConfig', () => {
       notifications: {
         workers: true,
         concurrency: 10,
-        retrySchedule: [0, 5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000],
+        retrySchedule: [0, 5000, 305000, 2105000, 9305000, 27305000, 63305000, 99305000],
         timeoutMs: 10000,
         allowPrivateNetworks: false,
         encryptionKey: null,
@@ -64,7 +64,8 @@ describe('loadConfig', () => {
     ['NOTIFY_WORKERS', 'maybe'],
     ['NOTIFY_WORKER_CONCURRENCY', '0'],
     ['NOTIFY_RETRY_SCHEDULE', '0,5x'],
-    ['NOTIFY_RETRY_SCHEDULE', '0,5m,1m'],
+    ['NOTIFY_RETRY_SCHEDULE', '0,5m,-1m'],
+    ['NOTIFY_RETRY_SCHEDULE', '0,1000h'],
     ['NOTIFY_TIMEOUT_MS', 'ten'],
     ['NOTIFY_ALLOW_PRIVATE_NETWORKS', 'sure'],
     ['ENCRYPTION_KEY', 'c2hvcnQ='],

@@ -8,7 +8,10 @@ export interface NotificationConfig {
   /** false with NOTIFY_WORKERS=off: this instance records and enqueues but never delivers. */
   workers: boolean;
   concurrency: number;
-  /** Delays in ms from the first attempt's due time, one attempt per slot. */
+  /**
+   * Each attempt's due time in ms after the event's commit, one attempt per slot: the
+   * running sums of NOTIFY_RETRY_SCHEDULE's delays, so it never decreases.
+   */
   retrySchedule: readonly number[];
   timeoutMs: number;
   allowPrivateNetworks: boolean;
@@ -31,20 +34,32 @@ export function loadNotificationConfig(env: Env): NotificationConfig {
 
 const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
-/** `0,5s,5m,30m,2h`: each entry a whole number with ms, s, m or h (bare: seconds), never decreasing. */
+/** An event is kept while it may still be attempted; a schedule past a month is a typo. */
+const MAX_SCHEDULE_MS = 30 * 24 * 3_600_000;
+
+/**
+ * `0,5s,5m,30m,2h`: each entry a whole number with ms, s, m or h (bare: seconds), the delay
+ * of an attempt after the one before it, counted from that one's due time rather than from
+ * when it failed, so a slow receiver does not push the schedule back. Returned as each
+ * attempt's due time after the commit: the default's delays add up to about 28 hours, as
+ * the contract says (docs/notifications.md, "Schedule").
+ */
 export function parseRetrySchedule(raw: string): number[] {
-  const slots = raw.split(',').map((entry) => {
+  const delays = raw.split(',').map((entry) => {
     const match = /^(\d+)(ms|s|m|h)?$/.exec(entry.trim());
     if (!match) {
       throw new ConfigError('NOTIFY_RETRY_SCHEDULE', `must be delays such as 0,5s,5m,2h (got "${entry.trim()}")`);
     }
     return Number(match[1]) * UNITS[match[2] ?? 's'];
   });
-  if (slots.length > 50) throw new ConfigError('NOTIFY_RETRY_SCHEDULE', 'must have at most 50 slots');
-  for (let i = 1; i < slots.length; i++) {
-    if (slots[i] < slots[i - 1]) {
-      throw new ConfigError('NOTIFY_RETRY_SCHEDULE', 'delays count from the first attempt and must not decrease');
-    }
+  if (delays.length > 50) throw new ConfigError('NOTIFY_RETRY_SCHEDULE', 'must have at most 50 slots');
+  let due = 0;
+  const slots = delays.map((delay) => (due += delay));
+  if (due > MAX_SCHEDULE_MS) {
+    throw new ConfigError(
+      'NOTIFY_RETRY_SCHEDULE',
+      `must add up to at most 30 days (got ${Math.round(due / 3_600_000)} hours)`,
+    );
   }
   return slots;
 }

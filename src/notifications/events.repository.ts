@@ -175,7 +175,7 @@ export class EventsRepository {
 
   /**
    * Records a scheduled attempt, and moves the event on: delivered, the next slot's job
-   * added (due `nextDelayMs` after the first attempt's due time), or failed after the last.
+   * added (due `nextDelayMs` after the event's commit), or failed after the last.
    * Only the job of the slot that is due may move it (a stale job's attempt is kept, but
    * changes nothing else).
    */
