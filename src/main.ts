@@ -31,7 +31,9 @@ async function main(): Promise<void> {
     // A client that never finishes its request must not hold the process: after the
     // deadline it exits anyway. PostgreSQL rolls back whatever was still open.
     const deadline = setTimeout(() => {
-      logger.warn(`in-flight requests outlasted SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs}; exiting now`);
+      logger.warn(
+        `requests or notification attempts in flight outlasted SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs}; exiting now`,
+      );
       void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
     }, config.shutdownTimeoutMs);
     deadline.unref();

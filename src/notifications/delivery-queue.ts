@@ -162,16 +162,16 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = null;
     await this.relaying;
     if (this.runner) {
+      // The heartbeat goes on while the attempts in flight finish: a drain that outlasted
+      // the lease would let another instance send the same attempts again, at once.
       await this.runner.stop().catch((error: Error) => this.logger.warn(`worker stop: ${error.message}`));
       this.runner = null;
-      if (this.workerIds.size > 0) {
-        await this.leases.release([...this.workerIds]).catch(() => undefined);
-      }
     }
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    if (this.workerIds.size > 0) await this.leases.release([...this.workerIds]).catch(() => undefined);
     this.client.close();
     await this.pool?.end().catch(() => undefined);
     this.pool = null;
