@@ -19,17 +19,31 @@ export class NotificationWorkersRepository {
     );
   }
 
-  /** Unlocks the jobs of every worker whose lease ran out; one idempotent statement. */
+  /**
+   * Unlocks the jobs of every worker whose lease ran out, and gives each back the attempt
+   * its lock was charged. graphile-worker counts an attempt when it locks a job (against
+   * the job's max_attempts, which are for a task that threw); a job whose process was
+   * killed while it held it never ran to an end, and ten such kills (a crash-looping
+   * instance) would otherwise leave its event pending for ever. One transaction; a
+   * concurrent one of another instance finds the jobs unlocked and gives nothing back.
+   */
   async unlockJobsOfSilentWorkers(leaseSeconds: number): Promise<void> {
-    await this.db.rows(
-      `WITH dead AS (
-         SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
-          WHERE j.locked_by IS NOT NULL AND j.locked_at < now() - make_interval(secs => $1)
-            AND NOT EXISTS (SELECT 1 FROM notification_workers w
-                             WHERE w.worker_id = j.locked_by AND w.seen_at > now() - make_interval(secs => $1)))
-       SELECT graphile_worker.force_unlock_workers(array_agg(locked_by)) FROM dead HAVING count(*) > 0`,
-      [leaseSeconds],
-    );
+    await this.db.transaction('notifications', async () => {
+      const dead = await this.db.rows<{ locked_by: string }>(
+        `WITH dead AS (
+           SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
+            WHERE j.locked_by IS NOT NULL AND j.locked_at < now() - make_interval(secs => $1)
+              AND NOT EXISTS (SELECT 1 FROM notification_workers w
+                               WHERE w.worker_id = j.locked_by AND w.seen_at > now() - make_interval(secs => $1)))
+         UPDATE graphile_worker._private_jobs j SET attempts = greatest(j.attempts - 1, 0)
+           FROM dead WHERE j.locked_by = dead.locked_by
+         RETURNING j.locked_by`,
+        [leaseSeconds],
+      );
+      if (dead.length === 0) return;
+      const workerIds = [...new Set(dead.map((row) => row.locked_by))];
+      await this.db.rows('SELECT graphile_worker.force_unlock_workers($1::text[])', [workerIds]);
+    });
   }
 
   /** Forgets leases long expired, so the table stays small. */
