@@ -15,7 +15,8 @@ const TIME = { type: 'string', format: 'date-time' } as const;
 const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'delivered', 'failed', 'no_destination'];
 const ATTEMPT_ERRORS =
   'unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, ' +
-  'connection_error, destination_forbidden, invalid_url; null when the answer was a 2xx';
+  'connection_error, destination_forbidden, invalid_url; null when a whole 2xx answer came in time (a 2xx whose ' +
+  'body was cut off is connection_reset, one still arriving at the timeout timeout, with its status_code)';
 
 const ATTEMPT_EXAMPLE: AttemptObject = {
   object: 'notification_attempt',
@@ -67,7 +68,12 @@ class LastAttemptSchema {
   @ApiProperty({ ...TIME, example: ATTEMPT_EXAMPLE.at })
   at!: string;
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'The answer status; null when none came', example: 200 })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'The answer status, also when the rest of the answer failed; null when none came',
+    example: 200,
+  })
   status_code!: number | null;
 
   @ApiProperty({ type: 'string', nullable: true, description: ATTEMPT_ERRORS, example: null })
@@ -122,7 +128,12 @@ export class EventAttemptSchema implements AttemptObject {
   })
   kind!: AttemptObject['kind'];
 
-  @ApiProperty({ type: 'integer', nullable: true, description: 'The answer status; null when none came', example: 200 })
+  @ApiProperty({
+    type: 'integer',
+    nullable: true,
+    description: 'The answer status, also when the rest of the answer failed; null when none came',
+    example: 200,
+  })
   status_code!: number | null;
 
   @ApiProperty({ type: 'string', nullable: true, description: ATTEMPT_ERRORS, example: null })

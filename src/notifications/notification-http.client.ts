@@ -1,7 +1,10 @@
 /**
  * One POST of a notification. No redirect is followed (a 3xx is a failed attempt), the
  * whole exchange is bounded by NOTIFY_TIMEOUT_MS, at most 64 KiB of the answer is read
- * and its first 1 KiB kept. Unless private networks are allowed, every address the host
+ * and its first 1 KiB kept. An answer is the status and its whole body (or the first
+ * 64 KiB of it): a 2xx whose body is cut off (a reset before its Content-Length, a
+ * broken chunk) or still arriving at the timeout is a failed attempt, with the status
+ * that did arrive recorded beside the error. Unless private networks are allowed, every address the host
  * resolves to is checked when the connection is made, so a name that resolves (or
  * re-resolves) to a private address fails with `destination_forbidden`.
  */
@@ -19,7 +22,7 @@ const READ_LIMIT = 64 * 1024;
 
 export interface HttpAttempt {
   statusCode: number | null;
-  /** null exactly when the answer was a 2xx. */
+  /** null exactly when the attempt delivered: a whole 2xx answer within the timeout. */
   error: string | null;
   durationMs: number;
   responseBody: string | null;
@@ -84,40 +87,42 @@ export class NotificationHttpClient {
         lookup: this.lookup,
         headers: { ...headers, 'Content-Length': String(Buffer.byteLength(body)) },
       });
-      const timer = setTimeout(() => fail('timeout'), this.config.notifications.timeoutMs);
+      // The answer so far: its status once the headers arrived, and the body's first bytes.
+      let statusCode: number | null = null;
+      const chunks: Buffer[] = [];
       let settled = false;
-      const fail = (error: string) => {
+      const settle = (error: string | null) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        request.destroy();
-        resolve(finish({ statusCode: null, error, responseBody: null }));
+        const responseBody = statusCode === null ? null : keptAnswer(Buffer.concat(chunks));
+        resolve(finish({ statusCode, error, responseBody }));
       };
+      const fail = (error: string) => {
+        settle(error);
+        request.destroy();
+      };
+      const timer = setTimeout(() => fail('timeout'), this.config.notifications.timeoutMs);
       request.on('error', (error: NodeJS.ErrnoException) => fail(errorCode(error)));
       request.on('response', (response: IncomingMessage) => {
-        const chunks: Buffer[] = [];
+        statusCode = response.statusCode ?? 0;
+        const ok = statusCode >= 200 && statusCode < 300;
+        /** The answer ended: whole (or read to the limit), or cut off before its end. */
+        const ended = (whole: boolean) => settle(!ok ? 'unexpected_status' : whole ? null : 'connection_reset');
         let read = 0;
-        const done = () => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          const status = response.statusCode ?? 0;
-          const kept = keptAnswer(Buffer.concat(chunks));
-          const ok = status >= 200 && status < 300;
-          resolve(finish({ statusCode: status, error: ok ? null : 'unexpected_status', responseBody: kept }));
-        };
         response.on('data', (chunk: Buffer) => {
           // One byte past the limit is enough to tell whether the cut splits a character.
           if (read <= KEEP_LIMIT) chunks.push(chunk);
           read += chunk.length;
           if (read >= READ_LIMIT) {
-            done();
+            ended(true);
             response.destroy();
           }
         });
-        response.on('end', done);
-        response.on('error', () => done());
-        response.on('close', done);
+        response.on('end', () => ended(true));
+        // `complete` is false when the connection ended before the body did.
+        response.on('error', () => ended(false));
+        response.on('close', () => ended(response.complete));
       });
       request.end(body);
     });
