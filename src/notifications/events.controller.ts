@@ -10,6 +10,7 @@ import { ListEventsQuery } from './dto/list-events.query';
 import { EventAttemptSchema, EventSchema, EventWithDeliverySchema } from './event.schema';
 import { EventsService } from './events.service';
 import { TakesNoBody } from '../common/http/takes-no-body';
+import { WholeList } from '../common/http/whole-list';
 
 @ApiStandardErrors('api-key')
 @ApiTags('events')
@@ -40,8 +41,11 @@ export class EventsController {
   }
 
   @Get(':id/attempts')
+  @WholeList()
   @ApiOperation({ operationId: 'listEventAttempts', summary: 'List the delivery attempts of an event' })
-  @ApiPage(EventAttemptSchema, { description: 'Every attempt, oldest first, on one page (has_more is false).' })
+  @ApiPage(EventAttemptSchema, {
+    description: 'Every attempt, oldest first by `at`, on one page (has_more is false); no query parameters.',
+  })
   @ApiErrors('resource_missing')
   attempts(@Auth() auth: RequestAuth, @Param('id') id: string) {
     return this.events.attempts(auth, id);

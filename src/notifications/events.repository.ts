@@ -156,10 +156,11 @@ export class EventsRepository {
     return { pending: row?.pending ?? 0, oldestPendingAgeSeconds: row?.oldest ?? null };
   }
 
+  /** Oldest first by start: each is recorded as it ends, so overlapping ones end out of order. */
   attempts(eventId: string): Promise<AttemptRow[]> {
     return this.db.rows<AttemptRow>(
       `SELECT attempted_at, url, kind, status_code, error, duration_ms, response_body
-         FROM notification_attempts WHERE event_id = $1 ORDER BY id`,
+         FROM notification_attempts WHERE event_id = $1 ORDER BY attempted_at, id`,
       [eventId],
     );
   }

@@ -1025,12 +1025,12 @@ export interface components {
              */
             at: string;
             /**
-             * @description The answer status; null when none came
+             * @description The answer status, also when the rest of the answer failed; null when none came
              * @example 200
              */
             status_code: number | null;
             /**
-             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url; null when the answer was a 2xx
+             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url; null when a whole 2xx answer came in time (a 2xx whose body was cut off is connection_reset, one still arriving at the timeout timeout, with its status_code)
              * @example null
              */
             error: string | null;
@@ -1113,12 +1113,12 @@ export interface components {
              */
             kind: "scheduled" | "redelivery";
             /**
-             * @description The answer status; null when none came
+             * @description The answer status, also when the rest of the answer failed; null when none came
              * @example 200
              */
             status_code: number | null;
             /**
-             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url; null when the answer was a 2xx
+             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url; null when a whole 2xx answer came in time (a 2xx whose body was cut off is connection_reset, one still arriving at the timeout timeout, with its status_code)
              * @example null
              */
             error: string | null;
@@ -4546,7 +4546,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Every attempt, oldest first, on one page (has_more is false). */
+            /** @description Every attempt, oldest first by `at`, on one page (has_more is false); no query parameters. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4561,7 +4561,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `malformed_request`, `parameter_invalid` */
+            /** @description `malformed_request`, `parameter_invalid`, `parameter_unknown` */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4572,7 +4572,7 @@ export interface operations {
                         /** @enum {integer} */
                         code?: 400;
                         /** @enum {string} */
-                        error?: "malformed_request" | "parameter_invalid";
+                        error?: "malformed_request" | "parameter_invalid" | "parameter_unknown";
                         /** @enum {string} */
                         type?: "invalid_request_error";
                     };
