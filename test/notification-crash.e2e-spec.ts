@@ -123,6 +123,72 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     }
   }, 60000);
 
+  it('keeps its lease while SIGTERM drains an attempt longer than the lease, so no other instance sends it again', async () => {
+    const t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    // Answered after 26 s: past the 20 s lease after which a silent instance's jobs are
+    // unlocked for others, within the draining instance's own timeouts.
+    const receiver = await startReceiver(() => ({ status: 200 }), 26_000);
+    const timeouts = { NOTIFY_TIMEOUT_MS: '40000', SHUTDOWN_TIMEOUT_MS: '60000' };
+    const server = await startServerProcess({
+      DATABASE_URL: t.db.url,
+      NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...timeouts,
+    });
+    let other: TestApp | null = null;
+    try {
+      const merchant = await createMerchant(t);
+      const [eventId] = await payOrders(t, merchant.testKey, receiver.url, 1);
+      await until(() => receiver.received.length === 1);
+      // A second instance that delivers, and would take over jobs whose lease lapsed.
+      other = await startTestApp({ ...NOTIFY_ENV, ...timeouts }, t.db);
+      server.child.kill('SIGTERM');
+      expect(await server.exited).toBe(0);
+      await new Promise((resolve) => setTimeout(resolve, 6000));
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
+      const { rows } = await t.db.pool.query('SELECT delivery_status, attempts FROM events WHERE id = $1', [eventId]);
+      expect(rows[0]).toEqual({ delivery_status: 'delivered', attempts: 1 });
+    } finally {
+      await server.kill('SIGKILL');
+      await other?.close();
+      await receiver.close();
+      await t.close();
+    }
+  }, 90000);
+
+  it('delivers an event whose job was held by ten killed instances: a kill does not use up its retries', async () => {
+    const recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver();
+    let deliverer: TestApp | null = null;
+    try {
+      const merchant = await createMerchant(recorder);
+      const [eventId] = await payOrders(recorder, merchant.testKey, receiver.url, 1);
+      // The job as ten kill -9s leave it: each lock was charged one of its 10 attempts
+      // (graphile-worker counts one when it locks a job), and the last pool to lock it died.
+      const job = await recorder.db.pool.query(
+        `SELECT (graphile_worker.add_job('deliver_notification', json_build_object('event_id', $1::text, 'slot', 0),
+                                         max_attempts => 10)).id`,
+        [eventId],
+      );
+      await recorder.db.pool.query(
+        `UPDATE graphile_worker._private_jobs
+            SET attempts = 10, locked_by = 'pool-of-a-killed-instance', locked_at = now() - interval '1 minute'
+          WHERE id = $1`,
+        [job.rows[0].id],
+      );
+      await recorder.db.pool.query('UPDATE events SET enqueued = true WHERE id = $1', [eventId]);
+
+      deliverer = await startTestApp({ ...NOTIFY_ENV }, recorder.db);
+      await waitForSettled(recorder.db.pool, 20000);
+      const { rows } = await recorder.db.pool.query('SELECT delivery_status FROM events WHERE id = $1', [eventId]);
+      expect(rows[0].delivery_status).toBe('delivered');
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
+    } finally {
+      await deliverer?.close();
+      await receiver.close();
+      await recorder.close();
+    }
+  }, 60000);
+
   it('delivers every event when PostgreSQL restarts during deliveries', async () => {
     const cluster = await startClusterProcess('notify-restart');
     const db = await createTestDatabase(cluster.url);

@@ -129,6 +129,46 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     }
   });
 
+  it('counts a 2xx only when its whole answer came in time: a body cut off or still arriving fails, with its status', async () => {
+    const { createServer } = await import('node:http');
+    // /cut: 200 promising 1000 bytes, 7 sent, then the connection reset. /slow: 200 at
+    // once, then one byte every 100 ms, past NOTIFY_TIMEOUT_MS.
+    const server = createServer((request, response) => {
+      request.resume();
+      request.on('end', () => {
+        response.writeHead(200, { 'Content-Length': '1000' });
+        if (request.url === '/cut') {
+          response.write('partial');
+          setTimeout(() => response.destroy(), 50);
+        } else {
+          const trickle = setInterval(() => response.write('x'), 100);
+          response.on('close', () => clearInterval(trickle));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/notify`;
+      for (const [path, error] of [
+        ['/cut', 'connection_reset'],
+        ['/slow', 'timeout'],
+      ]) {
+        const event = await paidEvent({ url } as Receiver, path);
+        expect(event.delivery_status).toBe('failed');
+        const rows = await attempts(event.id);
+        expect(rows.map((a) => [a.status_code, a.error])).toEqual([
+          [200, error],
+          [200, error],
+          [200, error],
+        ]);
+        if (path === '/cut') expect(rows[0].response_body).toBe('partial');
+      }
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
   it('records an answer holding NUL bytes once, without them, and is delivered (no resend)', async () => {
     const { createServer } = await import('node:http');
     let posts = 0;

@@ -207,6 +207,11 @@ describe('merchant notifications (docs/notifications.md)', () => {
       kind: 'scheduled',
       response_body: '{"ok":true}',
     });
+    // The list is whole: a page size or cursor is refused rather than silently ignored.
+    for (const query of ['limit=1', 'starting_after=x', 'expand=url']) {
+      const [name] = query.split('=');
+      expectError(await api().get(`/v1/events/${id}/attempts?${query}`), 400, 'parameter_unknown', name);
+    }
 
     expectError(await api(other.testKey).get(`/v1/events/${id}`), 404, 'resource_missing', 'id');
     expectError(await api(merchant.liveKey).get(`/v1/events/${id}`), 404, 'resource_missing', 'id');
