@@ -4,9 +4,9 @@
  * and its first 1 KiB kept. An answer is the status and its whole body (or the first
  * 64 KiB of it): a 2xx whose body is cut off (a reset before its Content-Length, a
  * broken chunk) or still arriving at the timeout is a failed attempt, with the status
- * that did arrive recorded beside the error. Unless private networks are allowed, every address the host
- * resolves to is checked when the connection is made, so a name that resolves (or
- * re-resolves) to a private address fails with `destination_forbidden`.
+ * that did arrive recorded beside the error. Unless private networks are allowed, every
+ * address the host resolves to is checked when the connection is made, so a name that
+ * resolves (or re-resolves) to a private address fails with `destination_forbidden`.
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { LookupAddress, promises as dns } from 'node:dns';

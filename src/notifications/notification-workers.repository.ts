@@ -25,7 +25,8 @@ export class NotificationWorkersRepository {
    * the job's max_attempts, which are for a task that threw); a job whose process was
    * killed while it held it never ran to an end, and ten such kills (a crash-looping
    * instance) would otherwise leave its event pending for ever. One transaction; a
-   * concurrent one of another instance finds the jobs unlocked and gives nothing back.
+   * concurrent one of another instance waits for the rows, finds them unlocked and gives
+   * nothing back.
    */
   async unlockJobsOfSilentWorkers(leaseSeconds: number): Promise<void> {
     await this.db.transaction('notifications', async () => {
@@ -34,9 +35,13 @@ export class NotificationWorkersRepository {
            SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
             WHERE j.locked_by IS NOT NULL AND j.locked_at < now() - make_interval(secs => $1)
               AND NOT EXISTS (SELECT 1 FROM notification_workers w
-                               WHERE w.worker_id = j.locked_by AND w.seen_at > now() - make_interval(secs => $1)))
+                               WHERE w.worker_id = j.locked_by AND w.seen_at > now() - make_interval(secs => $1))),
+         -- Locked in id order, so two instances unlocking at once cannot deadlock.
+         held AS (
+           SELECT p.id FROM graphile_worker._private_jobs p JOIN dead ON p.locked_by = dead.locked_by
+            ORDER BY p.id FOR UPDATE OF p)
          UPDATE graphile_worker._private_jobs j SET attempts = greatest(j.attempts - 1, 0)
-           FROM dead WHERE j.locked_by = dead.locked_by
+           FROM held WHERE j.id = held.id
          RETURNING j.locked_by`,
         [leaseSeconds],
       );
