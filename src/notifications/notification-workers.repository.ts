@@ -24,30 +24,29 @@ export class NotificationWorkersRepository {
    * its lock was charged. graphile-worker counts an attempt when it locks a job (against
    * the job's max_attempts, which are for a task that threw); a job whose process was
    * killed while it held it never ran to an end, and ten such kills (a crash-looping
-   * instance) would otherwise leave its event pending for ever. One transaction; a
-   * concurrent one of another instance waits for the rows, finds them unlocked and gives
-   * nothing back.
+   * instance) would otherwise leave its event pending for ever. Through the queue's
+   * public functions, in one transaction, so no pool takes a job between its unlock and
+   * its count; the count is set, not lowered, so a concurrent unlock by another instance
+   * (which then finds nothing to unlock) sets the same value again.
    */
   async unlockJobsOfSilentWorkers(leaseSeconds: number): Promise<void> {
     await this.db.transaction('notifications', async () => {
-      const dead = await this.db.rows<{ locked_by: string }>(
-        `WITH dead AS (
-           SELECT DISTINCT j.locked_by FROM graphile_worker.jobs j
-            WHERE j.locked_by IS NOT NULL AND j.locked_at < now() - make_interval(secs => $1)
-              AND NOT EXISTS (SELECT 1 FROM notification_workers w
-                               WHERE w.worker_id = j.locked_by AND w.seen_at > now() - make_interval(secs => $1))),
-         -- Locked in id order, so two instances unlocking at once cannot deadlock.
-         held AS (
-           SELECT p.id FROM graphile_worker._private_jobs p JOIN dead ON p.locked_by = dead.locked_by
-            ORDER BY p.id FOR UPDATE OF p)
-         UPDATE graphile_worker._private_jobs j SET attempts = greatest(j.attempts - 1, 0)
-           FROM held WHERE j.id = held.id
-         RETURNING j.locked_by`,
+      const held = await this.db.rows<{ id: string; locked_by: string; attempts: number }>(
+        `SELECT j.id, j.locked_by, j.attempts FROM graphile_worker.jobs j
+          WHERE j.locked_by IS NOT NULL AND j.locked_at < now() - make_interval(secs => $1)
+            AND NOT EXISTS (SELECT 1 FROM notification_workers w
+                             WHERE w.worker_id = j.locked_by AND w.seen_at > now() - make_interval(secs => $1))`,
         [leaseSeconds],
       );
-      if (dead.length === 0) return;
-      const workerIds = [...new Set(dead.map((row) => row.locked_by))];
+      if (held.length === 0) return;
+      const workerIds = [...new Set(held.map((job) => job.locked_by))];
       await this.db.rows('SELECT graphile_worker.force_unlock_workers($1::text[])', [workerIds]);
+      await this.db.rows(
+        `SELECT count(*) FROM (
+           SELECT graphile_worker.reschedule_jobs(array_agg(id), attempts => greatest(attempts - 1, 0))
+             FROM unnest($1::bigint[], $2::int[]) AS held(id, attempts) GROUP BY attempts) AS given_back`,
+        [held.map((job) => job.id), held.map((job) => job.attempts)],
+      );
     });
   }
 
