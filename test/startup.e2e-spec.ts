@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { isAlive } from '../src/database/embedded-postgres';
-import { createTestDatabase } from './support/database';
+import { createTestDatabase, databaseEnv } from './support/database';
 import { startServerProcess } from './support/server-process';
 
 describe('start-up (docs/operations.md)', () => {
@@ -55,7 +55,8 @@ describe('start-up (docs/operations.md)', () => {
     try {
       const migrate = () =>
         spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'database', 'migrate.cli.js')], {
-          env: { ...process.env, DATABASE_URL: db.url },
+          // Through the run's pooler, on the direct URL as an operator sets it.
+          env: { ...process.env, ...databaseEnv(db.url) },
           encoding: 'utf8',
           timeout: 30000,
         });

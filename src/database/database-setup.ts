@@ -41,7 +41,7 @@ export function dataSourceFor(url: string, options: DbOptions): DataSourceOption
  * that did not arrive, settings PostgreSQL refuses, prepared statements a pooler would lose.
  */
 export async function checkDatabaseSetup(dataSource: DataSource, options: DbOptions): Promise<void> {
-  if (!options.settings) await checkStartupOptions(dataSource);
+  if (!options.settings) await checkStartupOptions(dataSource, 'DATABASE_URL');
   else if (options.settingsOnRole) await checkSettingsOnRole(dataSource, options.settings);
   else await checkSettings(dataSource, options.settings);
   if (options.preparedStatements) await checkPreparedStatementsKept(dataSource);
@@ -109,22 +109,33 @@ async function checkSettingsOnRole(dataSource: DataSource, settings: Readonly<Re
   );
 }
 
+/** The two URLs a connection can come from, and what to do when one is a transaction pooler. */
+const POOLER_ADVICE = {
+  DATABASE_URL:
+    'if DATABASE_URL is a transaction pooler such as PgBouncer, set DATABASE_POOL_MODE=transaction and DATABASE_DIRECT_URL (docs/operations.md)',
+  DATABASE_DIRECT_URL:
+    'migrations and the job queue need a session of their own, so DATABASE_DIRECT_URL must reach PostgreSQL itself, not a transaction pooler (docs/operations.md)',
+} as const;
+
+export type DatabaseUrlVariable = keyof typeof POOLER_ADVICE;
+
 /**
- * Session pooling relies on the limits sent as startup options (data-source-options.ts).
- * A transaction pooler drops them (or refuses them); a PostgreSQL that did not receive
- * them reports the limits as coming from anywhere but the client. Then the service would
- * run without lock_timeout and, through PgBouncer, trip over its own prepared statements:
- * it stops here and names the setting that was forgotten.
+ * Session pooling, migrations and the job queue rely on the limits sent as startup
+ * options (data-source-options.ts). A transaction pooler drops them (or refuses them); a
+ * PostgreSQL that did not receive them reports the limits as coming from anywhere but the
+ * client. Then the service would run without lock_timeout and, through PgBouncer, trip
+ * over its own prepared statements, or leave a session lock on a server connection that
+ * PgBouncer lends to others: it stops here and names the setting that was forgotten.
  */
-async function checkStartupOptions(dataSource: DataSource): Promise<void> {
+export async function checkStartupOptions(dataSource: DataSource, variable: DatabaseUrlVariable): Promise<void> {
   const missing = (await dataSource.query(
     `SELECT name FROM pg_settings WHERE name = ANY($1) AND source <> 'client' ORDER BY name`,
     [Object.keys(SESSION_SETTINGS)],
   )) as { name: string }[];
   if (missing.length === 0) return;
   throw new SetupRefused(
-    `DATABASE_URL: PostgreSQL did not receive the connection's startup options (${missing.map((row) => row.name).join(', ')} not set); ` +
-      'if DATABASE_URL is a transaction pooler such as PgBouncer, set DATABASE_POOL_MODE=transaction and DATABASE_DIRECT_URL (docs/operations.md)',
+    `${variable}: PostgreSQL did not receive the connection's startup options (${missing.map((row) => row.name).join(', ')} not set); ` +
+      POOLER_ADVICE[variable],
   );
 }
 

@@ -1,4 +1,4 @@
-import { DynamicModule, Module } from '@nestjs/common';
+import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, SetupRefused } from './database-setup';
@@ -17,8 +17,8 @@ export class DatabaseModule {
     // Migrations run first, one runner at a time (runMigrations), on the direct URL when
     // there is one (they need a session), not on the pool.
     const migrationUrl = config.databaseDirectUrl
-      ? { variable: 'DATABASE_DIRECT_URL', url: config.databaseDirectUrl }
-      : { variable: 'DATABASE_URL', url };
+      ? ({ variable: 'DATABASE_DIRECT_URL', url: config.databaseDirectUrl } as const)
+      : ({ variable: 'DATABASE_URL', url } as const);
     const dataSource = dataSourceFor(url, options);
     return {
       module: DatabaseModule,
@@ -33,7 +33,10 @@ export class DatabaseModule {
             toRetry: (error: unknown) => !(error instanceof SetupRefused),
           }),
           dataSourceFactory: async (resolved) => {
-            await runMigrations(migrationUrl.url).catch(failedOn(migrationUrl.variable, migrationUrl.url));
+            await runMigrations(migrationUrl.url, {
+              variable: migrationUrl.variable,
+              log: (line) => migrationsLogger.warn(line),
+            }).catch(failedOn(migrationUrl.variable, migrationUrl.url));
             const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
             try {
               await checkDatabaseSetup(dataSource, options);
@@ -51,9 +54,15 @@ export class DatabaseModule {
   }
 }
 
-/** A start-up failure that says which of the two URLs it came from, without its password. */
+const migrationsLogger = new Logger('Migrations');
+
+/**
+ * A start-up failure that says which of the two URLs it came from, without its password.
+ * A refused setup already names its variable, and stays a SetupRefused: it is not retried.
+ */
 function failedOn(variable: string, url: string): (error: unknown) => never {
   return (error) => {
+    if (error instanceof SetupRefused) throw error;
     throw new Error(`${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`);
   };
 }

@@ -8,7 +8,10 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const { url, embedded } = await resolveDatabase(config, (line) => process.stdout.write(`${line}\n`));
   try {
-    const applied = await runMigrations(config.databaseDirectUrl ?? url);
+    const applied = await runMigrations(config.databaseDirectUrl ?? url, {
+      variable: config.databaseDirectUrl ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL',
+      log: (line) => process.stderr.write(`${line}\n`),
+    });
     process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'No pending migrations.\n');
   } finally {
     await embedded?.stop();
