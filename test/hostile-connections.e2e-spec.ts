@@ -497,6 +497,42 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       }
     });
 
+    /** A GET written by hand, its request target sent exactly as given. */
+    const rawGet = (target: string) =>
+      rawExchange(port, [
+        `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${merchant.testKey}\r\nConnection: close\r\n\r\n`,
+      ]);
+
+    it("reads a list's query without the #fragment a client sent after it", async () => {
+      await createOrder(t, merchant.testKey);
+      await createOrder(t, merchant.testKey);
+      const all = ((await rawGet('/v1/orders')).body.data as unknown[]).length;
+      for (const target of ['/v1/orders#x', '/v1/orders?limit=1#limit=5&x', '/v1/orders?limit=1&#']) {
+        const answer = await rawGet(target);
+        expect({ target, status: answer.status }).toEqual({ target, status: 200 });
+        expect((answer.body.data as unknown[]).length).toBe(target.includes('limit=1') ? 1 : all);
+      }
+    });
+
+    it('names a query parameter or a field with an empty name as unknown', async () => {
+      const named = { message: 'Received unknown parameter with an empty name', param: '' };
+      for (const target of ['/v1/orders?=', '/v1/orders?=1&limit=2']) {
+        const answer = await rawGet(target);
+        expectRawError(answer, 400, 'parameter_unknown');
+        expect(answer.body).toMatchObject(named);
+      }
+      const response = await postOrder(JSON.stringify({ ...orderBody(), '': 1 }));
+      expectError(response, 400, 'parameter_unknown', '');
+      expect(response.body).toMatchObject(named);
+    });
+
+    it('answers a path the reference will not serve from its files (dot segments, NUL) as no route', async () => {
+      for (const target of ['/docs/..', '/docs/./x', '/docs/%00', '/docs/%2e%2e/package.json']) {
+        expectRawError(await rawGet(target), 404, 'route_not_found');
+      }
+      expect((await rawGet('/docs/swagger-ui.css')).status).toBe(200);
+    });
+
     it('takes an encoded reserved character in a path parameter for the same parameter', async () => {
       const key = randomUUID();
       const close = (id: string) =>

@@ -72,6 +72,9 @@ export function toDomainError(exception: unknown): DomainError {
 
 /** Errors raised by the framework before a controller runs (routing, body parsing). */
 function fromHttpException(exception: HttpException): DomainError {
+  // The reference's static files refuse a path with `..`, `.` or NUL in it: no such file
+  // is served, so it is answered as under /v1, as no route.
+  if ((exception.cause as { code?: unknown } | undefined)?.code === 'FST_STATIC_FORBIDDEN_PATH') return routeNotFound();
   switch (exception.getStatus()) {
     case 404:
       return routeNotFound();

@@ -72,6 +72,10 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       // Trailing slashes and double slashes name the same route. An id too long for any
       // object still reaches its route, to be answered resource_missing.
       routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
+      // A fragment is the client's own (RFC 9110 §4.2.4) and never meant for the server;
+      // one sent anyway is dropped before routing, where the router would read it as a
+      // query string (`/v1/orders#x` as `?x`).
+      rewriteUrl: (raw: IncomingMessage) => withoutFragment(raw.url ?? '/'),
       logger: false,
       // A URL Fastify cannot route never reaches Nest; answer it in the envelope too.
       frameworkErrors: (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) => {
@@ -152,6 +156,11 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     if (body instanceof ApiResponse) return sendApiResponse(response, body);
     return super.reply(response, body, statusCode);
   }
+}
+
+function withoutFragment(url: string): string {
+  const hash = url.indexOf('#');
+  return hash === -1 ? url : url.slice(0, hash);
 }
 
 /**

@@ -10,6 +10,7 @@ import { ApiBody } from '@nestjs/swagger';
 import type { FastifyRequest } from 'fastify';
 import type { Observable } from 'rxjs';
 import { DomainError } from '../errors/domain-error';
+import { unknownParameter } from '../errors/unknown-parameter';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 import { isJsonObject } from '../validation/storable-json';
 
@@ -32,8 +33,7 @@ class NoBodyInterceptor implements NestInterceptor {
       throw new DomainError('parameter_invalid', 'This request takes no body; send none, or {}.', null);
     }
     const [unknown] = Object.keys(body);
-    if (unknown !== undefined)
-      throw new DomainError('parameter_unknown', `Received unknown parameter: ${unknown}`, unknown);
+    if (unknown !== undefined) throw unknownParameter(unknown);
     return next.handle();
   }
 }

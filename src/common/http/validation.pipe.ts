@@ -1,6 +1,7 @@
 import { ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import { getMetadataStorage } from 'class-validator';
 import { DomainError } from '../errors/domain-error';
+import { unknownParameter } from '../errors/unknown-parameter';
 import { unstorableStringIn, withoutWrittenNumbers } from '../validation/json-text';
 import { isJsonObject, refuseUnstorableJson } from '../validation/storable-json';
 import { asSentOf } from '../validation/validators';
@@ -25,14 +26,13 @@ export function createValidationPipe(): ValidationPipe {
 
 export function toValidationError(errors: ValidationError[]): DomainError {
   const found = firstLeaf(errors, '');
+  const constraints = found?.error.constraints ?? {};
+  // A field with an empty name (`?=`, `{"": 1}`) is unknown like any other.
+  if (found && 'whitelistValidation' in constraints) return unknownParameter(found.path);
   if (!found || found.path === '') {
     return new DomainError('parameter_invalid', 'The request body must be a JSON object.', null);
   }
   const { error, path } = found;
-  const constraints = error.constraints ?? {};
-  if ('whitelistValidation' in constraints) {
-    return new DomainError('parameter_unknown', `Received unknown parameter: ${path}`, path);
-  }
   if (error.value === undefined) {
     return new DomainError('parameter_missing', `Missing required parameter: ${path}`, path);
   }
@@ -102,7 +102,7 @@ function refusePrototypeNames(value: unknown): void {
   if (typeof value !== 'object' || value === null) return;
   for (const name of PROTOTYPE_NAMES) {
     if (Object.hasOwn(value, name)) {
-      throw new DomainError('parameter_unknown', `Received unknown parameter: ${name}`, name);
+      throw unknownParameter(name);
     }
   }
 }
@@ -116,7 +116,7 @@ function unknownField(value: unknown, type: unknown): DomainError | null {
       .map((rule) => rule.propertyName),
   );
   const name = Object.keys(value).find((key) => !known.has(key));
-  return name === undefined ? null : new DomainError('parameter_unknown', `Received unknown parameter: ${name}`, name);
+  return name === undefined ? null : unknownParameter(name);
 }
 
 /** A shallow copy of each named field that was sent as an object, or null when none was. */

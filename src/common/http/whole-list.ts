@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import type { Observable } from 'rxjs';
-import { DomainError } from '../errors/domain-error';
+import { unknownParameter } from '../errors/unknown-parameter';
 import { ApiErrors } from '../openapi/api-errors.decorator';
 
 /**
@@ -23,8 +23,7 @@ class WholeListInterceptor implements NestInterceptor {
     const query = context.switchToHttp().getRequest<FastifyRequest>().query;
     const [name] = typeof query === 'object' && query !== null ? Object.keys(query) : [];
     if (name !== undefined) {
-      const message = `Received unknown parameter: ${name} (this list takes none: every item is on one page)`;
-      throw new DomainError('parameter_unknown', message, name);
+      throw unknownParameter(name, 'this list takes none: every item is on one page');
     }
     return next.handle();
   }
