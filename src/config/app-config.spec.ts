@@ -46,6 +46,8 @@ describe('loadConfig', () => {
     ['PORT', '70000'],
     ['DATABASE_URL', 'mysql://localhost/db'],
     ['DATABASE_URL', 'not a url'],
+    ['DATABASE_URL', 'postgres://localhost/db?sslmode=bogus'],
+    ['DATABASE_URL', 'postgres://localhost/db?sslmode=allow'],
     ['DATABASE_DIRECT_URL', 'mysql://localhost/db'],
     ['DATABASE_POOL_MODE', 'statement'],
     ['DATABASE_POOL_SIZE', '1'],
@@ -79,6 +81,13 @@ describe('loadConfig', () => {
   ])('refuses %s=%s, naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));
+  });
+
+  it('takes every sslmode the pg driver implements', () => {
+    for (const mode of ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify']) {
+      const url = `postgres://localhost/db?sslmode=${mode}`;
+      expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
+    }
   });
 
   it('never echoes an entry that may be a bare secret', () => {

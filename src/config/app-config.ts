@@ -121,8 +121,17 @@ function databaseUrl(env: Env, name: string): string | null {
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
     throw new ConfigError(name, `must start with postgres:// (got ${url.protocol}//)`);
   }
+  // pg reads a value it does not know (a typo, libpq's `allow`) as TLS with full
+  // verification, not as the mode meant: refused here instead of surprising at connection.
+  const sslmode = url.searchParams.get('sslmode');
+  if (sslmode !== null && !SSL_MODES.includes(sslmode)) {
+    throw new ConfigError(name, `sslmode must be one of ${SSL_MODES.join(', ')} (got "${sslmode}")`);
+  }
   return raw;
 }
+
+/** The sslmode values the pg driver implements (no-verify is its own: TLS without checks). */
+const SSL_MODES: readonly string[] = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = value(env, name) ?? fallback;
