@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { isAlive } from '../src/database/embedded-postgres';
-import { createTestDatabase, databaseEnv } from './support/database';
+import { createTestDatabase, databaseEnv, testServerUrl } from './support/database';
 import { startServerProcess } from './support/server-process';
 
 describe('start-up (docs/operations.md)', () => {
@@ -48,6 +48,15 @@ describe('start-up (docs/operations.md)', () => {
     expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(app@127\.0\.0\.1:1\/kukopay\): .*ECONNREFUSED/);
     expect(result.stderr).not.toContain('s3cret');
     expect(result.stderr).not.toMatch(/Failed to start:[^\n]*\n\s+at /);
+  });
+
+  it('says at once, without retrying, that the database named does not exist', () => {
+    const url = new URL(testServerUrl());
+    url.pathname = '/kuko_no_such_database';
+    const result = start({ DATABASE_URL: url.toString() });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(.*\/kuko_no_such_database\): .*does not exist/);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/Retrying/);
   });
 
   it('npm run migration:run applies the migrations once, then has nothing to do', async () => {

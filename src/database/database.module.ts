@@ -5,6 +5,7 @@ import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, SetupRefu
 import { describeDatabaseUrl } from './describe-url';
 import { Db, DB_OPTIONS } from './db';
 import { runMigrations } from './migrations';
+import { isRefusedConnection } from './pg-errors';
 
 /**
  * The TypeORM data source (its pool; migrations run at start-up) and Db, through which
@@ -29,8 +30,9 @@ export class DatabaseModule {
             ...dataSource,
             retryAttempts: 3,
             retryDelay: 1000,
-            // A server that cannot be reached may be starting; a refused setup stays refused.
-            toRetry: (error: unknown) => !(error instanceof SetupRefused),
+            // A server that cannot be reached may be starting; a refused setup, password or
+            // database name stays refused, and is said once rather than after three retries.
+            toRetry: (error: unknown) => !(error instanceof SetupRefused) && !isRefusedConnection(error),
           }),
           dataSourceFactory: async (resolved) => {
             await runMigrations(migrationUrl.url, {
@@ -63,6 +65,6 @@ const migrationsLogger = new Logger('Migrations');
 function failedOn(variable: string, url: string): (error: unknown) => never {
   return (error) => {
     if (error instanceof SetupRefused) throw error;
-    throw new Error(`${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`);
+    throw new Error(`${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`, { cause: error });
   };
 }

@@ -28,6 +28,11 @@ const UNAVAILABLE_MESSAGES = [
   'Client has encountered a connection error',
   'Client was closed',
 ];
+/**
+ * A server that answers and refuses who is connecting, or to what: the password, the role,
+ * pg_hba.conf, a database that does not exist. Asking again gets the same answer.
+ */
+const REFUSED_CONNECTION_SQLSTATES = new Set(['28000', '28P01', '3D000']);
 /** pg-pool's words when no connection could be lent in time. */
 const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
@@ -81,4 +86,16 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   const message = error instanceof Error ? error.message : '';
   if (code === '08P01' && POOLER_CLOSING.test(message)) return true;
   return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment));
+}
+
+/**
+ * The server refused the connection for a reason only its configuration can change
+ * (REFUSED_CONNECTION_SQLSTATES), directly or as the cause of a start-up error: not worth
+ * trying again at start-up.
+ */
+export function isRefusedConnection(error: unknown): boolean {
+  for (let each = error; each instanceof Error; each = each.cause) {
+    if (REFUSED_CONNECTION_SQLSTATES.has(codeOf(each) ?? '')) return true;
+  }
+  return false;
 }
