@@ -37,7 +37,7 @@ export class DatabaseModule {
           dataSourceFactory: async (resolved) => {
             await runMigrations(migrationUrl.url, {
               variable: migrationUrl.variable,
-              log: (line) => migrationsLogger.warn(line),
+              log: { info: (line) => migrationsLogger.log(line), warn: (line) => migrationsLogger.warn(line) },
             }).catch(failedOn(migrationUrl.variable, migrationUrl.url));
             const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
             try {

@@ -4,13 +4,15 @@ import { loadConfig } from '../config/app-config';
 import { runMigrations } from './migrations';
 import { resolveDatabase } from './resolve-database';
 
+const say = (line: string) => process.stderr.write(`${line}\n`);
+
 async function main(): Promise<void> {
   const config = loadConfig();
   const { url, embedded } = await resolveDatabase(config, (line) => process.stdout.write(`${line}\n`));
   try {
     const applied = await runMigrations(config.databaseDirectUrl ?? url, {
       variable: config.databaseDirectUrl ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL',
-      log: (line) => process.stderr.write(`${line}\n`),
+      log: { info: say, warn: say },
     });
     process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'No pending migrations.\n');
   } finally {

@@ -4,6 +4,14 @@ import { ADVISORY_LOCKS, lockArgs } from './advisory-locks';
 import { dataSourceOptions } from './data-source-options';
 import { checkStartupOptions, DatabaseUrlVariable } from './database-setup';
 
+/** Where a runner says it is waiting for the lock: at once (info), then every 10 s (warn). */
+export interface MigrationLog {
+  info(line: string): void;
+  warn(line: string): void;
+}
+
+const SILENT: MigrationLog = { info: () => undefined, warn: () => undefined };
+
 /** How often a runner tries the migration lock again, and how often it says it is waiting. */
 const LOCK_RETRY_MS = 250;
 const WAITING_LOG_EVERY_MS = 10_000;
@@ -26,10 +34,7 @@ const WAITING_LOG_EVERY_MS = 10_000;
  */
 export async function runMigrations(
   url: string,
-  {
-    variable = 'DATABASE_URL',
-    log = () => undefined,
-  }: { variable?: DatabaseUrlVariable; log?: (line: string) => void } = {},
+  { variable = 'DATABASE_URL', log = SILENT }: { variable?: DatabaseUrlVariable; log?: MigrationLog } = {},
 ): Promise<string[]> {
   const dataSource = new DataSource(dataSourceOptions(url, { max: 1 }));
   await dataSource.initialize();
@@ -44,10 +49,11 @@ export async function runMigrations(
 
 /**
  * Another runner's migrations may take longer than any timeout, so the lock is waited for
- * as long as it takes, but not in silence: every ten seconds the runner says which
- * PostgreSQL backend holds it, so that a lock left behind can be found and ended.
+ * as long as it takes, but not in silence: the runner says which PostgreSQL backend holds
+ * it, once as information (instances starting together wait for each other), then as a
+ * warning every ten seconds, so that a lock left behind can be found and ended.
  */
-async function takeMigrationLock(dataSource: DataSource, log: (line: string) => void): Promise<void> {
+async function takeMigrationLock(dataSource: DataSource, log: MigrationLog): Promise<void> {
   const started = Date.now();
   let nextLog = started;
   for (;;) {
@@ -56,7 +62,9 @@ async function takeMigrationLock(dataSource: DataSource, log: (line: string) => 
     )) as { locked: boolean }[];
     if (locked) return;
     if (Date.now() >= nextLog) {
-      log(await waitingLine(dataSource, Date.now() - started));
+      const line = await waitingLine(dataSource, Date.now() - started);
+      if (nextLog === started) log.info(line);
+      else log.warn(line);
       nextLog += WAITING_LOG_EVERY_MS;
     }
     await sleep(LOCK_RETRY_MS);
