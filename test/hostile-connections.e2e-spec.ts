@@ -134,6 +134,12 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
     it.each([
       ['HTTP/1.1 without Host', 'GET /health HTTP/1.1\r\n\r\n', 400, 'malformed_request'],
       ['two Host headers', 'GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400, 'malformed_request'],
+      [
+        'an empty Transfer-Encoding beside Content-Length',
+        'POST /v1/orders HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\nContent-Length: 2\r\n\r\n{}',
+        400,
+        'malformed_request',
+      ],
       ['CONNECT', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n', 404, 'route_not_found'],
     ])('%s', async (_name, request, status, error) => {
       expectRawError(await rawExchange(port, [request]), status, error);

@@ -106,10 +106,10 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       // meanwhile: no one would read its answer, and the client, which never got one,
       // sends the request again (RFC 9112 §9.3.2). Not served, with or without a body.
       if (!(await this.connections.inTurn(request.raw))) return reply.hijack();
-      const host = hostRefusal(request.raw);
-      if (host) {
+      const framing = framingRefusal(request.raw);
+      if (framing) {
         reply.header('Connection', 'close');
-        return sendApiResponse(reply, toErrorResponse(host, request.id));
+        return sendApiResponse(reply, toErrorResponse(framing, request.id));
       }
       // A URL that matches no route (or a route that is absent here, absentRoutePrefixes)
       // is answered route_not_found before its body is read, whatever the body: no
@@ -261,8 +261,16 @@ function framesBody(request: IncomingMessage): boolean {
   return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
 }
 
-/** HTTP/1.1 requires exactly one Host header (RFC 9112 §3.2). */
-function hostRefusal(request: IncomingMessage): DomainError | null {
+/**
+ * What Node's parser lets through but HTTP/1.1 does not: exactly one Host header (RFC 9112
+ * §3.2), and never Content-Length beside Transfer-Encoding (§6.1), which Node refuses for
+ * a coding but not for an empty value. Two ways to frame one body are how requests get
+ * smuggled past a proxy that reads the other one.
+ */
+function framingRefusal(request: IncomingMessage): DomainError | null {
+  if (request.headers['transfer-encoding'] !== undefined && request.headers['content-length'] !== undefined) {
+    return new DomainError('malformed_request', 'The request has both Transfer-Encoding and Content-Length.');
+  }
   const hosts = headerLines(request.rawHeaders, 'host').length;
   if (hosts > 1) return new DomainError('malformed_request', 'The request has more than one Host header.');
   if (hosts === 0 && request.httpVersion === '1.1') {
