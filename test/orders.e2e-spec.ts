@@ -119,6 +119,19 @@ describe('orders', () => {
     ['notify_url', 'parameter_invalid', 'https://merchant.example/caf\u00e9'],
     ['return_url', 'parameter_invalid', 'https://merchant.example/\u{1F600}'],
     ['return_url', 'parameter_invalid', 'https:///merchant.example/done'],
+    // Characters RFC 3986 (and so a `format: uri` validator) does not allow, which the
+    // WHATWG parser would send percent-encoded, and escapes that are not two hex digits.
+    ['return_url', 'parameter_invalid', 'https://merchant.example/a|b'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/a"b'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/a<b>'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/a^b'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/a`b'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/{x}'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/%zz'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/a%'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/?q=[x]'],
+    ['return_url', 'parameter_invalid', 'https://merchant.example/#a#b'],
+    ['notify_url', 'parameter_invalid', 'https://merch"ant.example/notify'],
     ['return_url', 'parameter_invalid', 'javascript:alert(1)'],
     ['metadata', 'parameter_invalid', 'not an object'],
     ['metadata', 'parameter_invalid', ['a']],
@@ -163,7 +176,7 @@ describe('orders', () => {
 
   it('stores URLs as written, where RFC 3986 allows the form (scheme and host in any case, a port, a query)', async () => {
     const notifyUrl = 'HTTPS://Merchant.Example:8443/notify?order=1#part';
-    const returnUrl = 'https://merchant.example/done?a=%20b';
+    const returnUrl = "https://[2001:db8::1]:8443/done;v=1/a@b:c~_.-?a=%20b&!$'()*+,;=/?#part/?x";
     const response = await post(orderBody({ notify_url: notifyUrl, return_url: returnUrl }));
     expectSuccess(response, 201);
     expect(response.body.data).toMatchObject({ notify_url: notifyUrl, return_url: returnUrl });

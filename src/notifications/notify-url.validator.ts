@@ -23,7 +23,7 @@ export function IsNotifyUrl(options?: ValidationOptions) {
   return IsWebUrl(
     'isNotifyUrl',
     (url) => url.protocol === 'https:' || url.protocol === 'http:',
-    '$property must be an absolute https:// URL (http:// also in test mode) of at most 2048 characters, in ASCII (an xn-- host, a percent-encoded path)',
+    '$property must be an absolute https:// URL (http:// also in test mode) of at most 2048 characters, written as RFC 3986 allows (an xn-- host, anything else percent-encoded)',
     options,
   );
 }

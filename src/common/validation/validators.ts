@@ -51,25 +51,27 @@ export function IsCurrencyCode(options?: ValidationOptions) {
 }
 
 /**
- * An absolute URL as RFC 3986 writes one, as pattern text: printable ASCII only (an
- * international domain as its `xn--` form, other characters percent-encoded), and after
- * the scheme and `//` a host without user information (not even an empty `@`) or `%`
- * (IDNA would decode those into other labels), then a path, query or fragment; no
- * whitespace, control character or backslash anywhere. The WHATWG parser behind
- * `new URL` would take more and silently rewrite it (` https://a`, `https:\\a`,
- * `https:///a` and `https:a` all become `https://a/`; `https://пример.example/é` becomes
- * `https://xn--e1afmkfd.example/%C3%A9`), so the URL stored and answered would not be the
- * one used. The server's check (AS_WRITTEN) and the OpenAPI document's patterns (beside
- * its `format: uri`) are built from these, so they cannot drift. `\xNN`, not `\uNNNN`:
- * regular expression engines such as RE2 read only the first.
+ * An absolute URL as RFC 3986 writes one, as pattern text: only the characters it allows
+ * (an international domain as its `xn--` form, anything else percent-encoded, each `%`
+ * followed by two hexadecimal digits), and after the scheme and `//` a host without user
+ * information (not even an empty `@`) or `%` (IDNA would decode those into other labels),
+ * an optional port, then a path, a query and a fragment, each optional. So no whitespace,
+ * control character, `"`, `<`, `>`, `\`, `^`, `` ` ``, `{`, `|` or `}` anywhere, `[` `]` only
+ * around an IPv6 host, and one `#` at most: what an OpenAPI `format: uri` validator takes.
+ * The WHATWG parser behind `new URL` would take more and silently rewrite it (` https://a`,
+ * `https:\\a`, `https:///a` and `https:a` all become `https://a/`; `a|b` is sent as
+ * `a%7Cb`; `https://пример.example/é` becomes `https://xn--e1afmkfd.example/%C3%A9`), so
+ * the URL stored and answered would not be the one used. The server's check (AS_WRITTEN)
+ * and the OpenAPI document's patterns (beside its `format: uri`) are built from these, so
+ * they cannot drift. No `\uNNNN`: regular expression engines such as RE2 read only `\xNN`.
  */
-/** Printable ASCII but the backslash. */
-const URL_CHARACTER = '[\\x21-\\x5b\\x5d-\\x7e]';
-/** The same, without `/ ? # @ %`, which end or disguise a host. */
-const HOST_CHARACTER = '[\\x21\\x22\\x24\\x26-\\x2e\\x30-\\x3e\\x41-\\x5b\\x5d-\\x7e]';
-/** A path, query or fragment after the host, if any, to the end. */
-export const URL_REST_PATTERN = `([/?#]${URL_CHARACTER}*)?$`;
-export const URL_AFTER_SCHEME_PATTERN = `${HOST_CHARACTER}+${URL_REST_PATTERN}`;
+/** A path segment's characters (RFC 3986 pchar): unreserved, sub-delims, `:`, `@`, escapes. */
+const PCHAR = "([A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})";
+/** A host: an IPv6 literal in brackets, or a name of unreserved and sub-delims characters. */
+const HOST = "(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._~!$&'()*+,;=-]+)";
+/** A path, query or fragment after the host (and port), if any, to the end. */
+export const URL_REST_PATTERN = `(/(${PCHAR}|/)*)?([?](${PCHAR}|[/?])*)?(#(${PCHAR}|[/?])*)?$`;
+export const URL_AFTER_SCHEME_PATTERN = `${HOST}(:[0-9]*)?${URL_REST_PATTERN}`;
 const AS_WRITTEN = new RegExp(`^[A-Za-z][A-Za-z0-9+.-]*://${URL_AFTER_SCHEME_PATTERN}`, 'u');
 
 /**
@@ -99,7 +101,7 @@ export function IsCallbackUrl(options?: ValidationOptions) {
   return IsWebUrl(
     'isCallbackUrl',
     (url) => url.protocol === 'https:' || (url.protocol === 'http:' && url.hostname === 'localhost'),
-    '$property must be an absolute https:// URL (or http://localhost) of at most 2048 characters, in ASCII (an xn-- host, a percent-encoded path)',
+    '$property must be an absolute https:// URL (or http://localhost) of at most 2048 characters, written as RFC 3986 allows (an xn-- host, anything else percent-encoded)',
     options,
   );
 }
