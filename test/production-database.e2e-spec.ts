@@ -8,7 +8,7 @@ import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, createPaidOrder, orderBody, postOrder } from './support/factories';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
-import { WEBHOOK_ENV } from './support/webhooks';
+import { deliverEvent, paymentSucceeded, WEBHOOK_ENV } from './support/webhooks';
 
 /**
  * For an app given settings in its URL: the run's databases set only the service's own
@@ -331,6 +331,53 @@ describe('production database settings (docs/operations.md)', () => {
         .set('Idempotency-Key', keys[0]!)
         .send({ order_id: order.id, amount: 10 });
       expectSuccess(retry, 201);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+      await t.close();
+    }
+  }, 60_000);
+
+  it("lets a locked order's webhook deliveries hold up no other merchant's payments", async () => {
+    // 8 connections: 6 write slots; a tenant may hold 4, the last 2 are kept for tenants holding none.
+    const t = await startTestApp({ ...WEBHOOK_ENV, DATABASE_POOL_SIZE: '8' });
+    const holder = await t.db.pool.connect();
+    try {
+      const [hot, other] = [await createMerchant(t, 'Hot'), await createMerchant(t, 'Other')];
+      const hotOrder = await createOrder(t, hot.testKey);
+      const othersOrders = [await createOrder(t, other.testKey), await createOrder(t, other.testKey)];
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [hotOrder.id]);
+
+      // The provider retries, and sends again under new event ids, while the row stays locked.
+      let hotAnswered = 0;
+      const hotDeliveries = Array.from({ length: 4 }, () => paymentSucceeded(hotOrder.id));
+      const queued = Promise.all(
+        hotDeliveries.map(async (event) => {
+          const response = await deliverEvent(t, event);
+          hotAnswered += 1;
+          return response;
+        }),
+      );
+      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 4);
+
+      // Applying an event is the merchant's work, with the merchant's share of the slots: the
+      // other merchant's payments are applied at once, not after the hot ones time out.
+      for (const order of othersOrders) {
+        const response = await deliverEvent(t, paymentSucceeded(order.id));
+        expectSuccess(response, 200);
+        expect(response.body.data.status).toBe('processed');
+      }
+      expect(hotAnswered).toBe(0);
+
+      for (const response of await queued) expectError(response, 503, 'service_unavailable');
+      await holder.query('ROLLBACK');
+      const recorded = await t.db.pool.query('SELECT count(*)::int AS n FROM webhook_events WHERE event_id = ANY($1)', [
+        hotDeliveries.map((event) => event.id),
+      ]);
+      expect(recorded.rows[0].n).toBe(0);
+      const retried = await deliverEvent(t, hotDeliveries[0]!);
+      expect(retried.body.data.status).toBe('processed');
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
       holder.release();

@@ -422,6 +422,29 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
     });
 
     it.each([
+      ['payment.failed', 'failure_code', 5],
+      ['payment.failed', 'failure_message', { text: 'm' }],
+      ['refund.failed', 'failure_code', null],
+    ])(
+      'refuses a %s whose optional %s is not a string (%p), as the document says, recording nothing',
+      async (type, name, value) => {
+        const order = await createOrder(t, merchant.testKey);
+        const data =
+          type === 'payment.failed' ? { order_id: order.id } : { refund_id: 'rf_0123456789abcdef0123456789abcdef' };
+        const event = {
+          id: newEventId(),
+          type,
+          created_at: new Date().toISOString(),
+          data: { ...data, [name]: value },
+        };
+        const response = await deliverEvent(t, event);
+        expectError(response, 400, 'parameter_invalid', `data.${name}`);
+        expect(response.body.message).toBe(`data.${name} must be a string, or left out.`);
+        expect(await eventRows(event.id)).toEqual([]);
+      },
+    );
+
+    it.each([
       ['payment.succeeded', { order_id: `ord_${'x'.repeat(3000)}` }, 'data.order_id'],
       ['payment.failed', { order_id: 'ord_1', failure_code: 'c', failure_message: 'm' }, 'data.order_id'],
       ['refund.succeeded', { refund_id: 'rf_0123456789ABCDEF0123456789abcdef' }, 'data.refund_id'],

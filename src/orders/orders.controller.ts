@@ -43,7 +43,8 @@ export class OrdersController {
   @ApiOperation({
     operationId: 'listOrders',
     summary: 'List orders, or find one by out_trade_no',
-    description: 'With `out_trade_no`: that one order (404 if none). Otherwise a page, newest first.',
+    description:
+      'With `out_trade_no`: that one order (404 if none), and neither `limit` nor `starting_after` may be sent with it (400 `parameter_invalid`). Otherwise a page, newest first.',
   })
   @ApiSuccess(
     200,

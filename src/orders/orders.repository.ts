@@ -143,6 +143,12 @@ export class OrdersRepository {
     );
   }
 
+  /** The merchant of an order named by the provider (by id alone), read without a lock. */
+  async merchantIdOf(orderId: string): Promise<string | null> {
+    const row = await this.db.one<{ merchant_id: string }>('SELECT merchant_id FROM orders WHERE id = $1', [orderId]);
+    return row?.merchant_id ?? null;
+  }
+
   /** Locks an order named by the provider (by id alone) for the rest of the transaction. */
   lockById(id: string): Promise<LockedOrder | null> {
     return this.db.lockOne<LockedOrder>(LOCK_BY_ID, [id]);

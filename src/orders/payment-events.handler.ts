@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { money } from '../domain/money';
-import { newId } from '../common/ids';
+import { isIdOf, newId } from '../common/ids';
 import { EventRecorder } from '../notifications/event-recorder.service';
 import { field, optionalString, refuseUnlessIdOf, WebhookEvent } from '../webhooks/webhook-event';
 import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
@@ -25,6 +25,13 @@ export class PaymentEventsHandler implements WebhookEventHandler {
     private readonly events: EventRecorder,
   ) {}
 
+  merchantOf(event: WebhookEvent): Promise<string | null> {
+    const orderId = event.data.order_id;
+    return typeof orderId === 'string' && isIdOf('ord', orderId)
+      ? this.orders.merchantIdOf(orderId)
+      : Promise.resolve(null);
+  }
+
   async apply(event: WebhookEvent, provider: string): Promise<EventOutcome> {
     const orderId = field(event, 'order_id', 'string');
     if (event.type === 'payment.succeeded') {
@@ -34,8 +41,10 @@ export class PaymentEventsHandler implements WebhookEventHandler {
       const order = await this.lockOrder(orderId);
       return this.paid(event, provider, order, { amount, currency, paymentId });
     }
-    const order = await this.lockOrder(orderId);
     const failure = optionalString(event, 'failure_code') ?? 'unknown';
+    // Not kept (the order stays payable), but documented as text: checked like the code.
+    optionalString(event, 'failure_message');
+    const order = await this.lockOrder(orderId);
     return order.status === 'pending'
       ? outcome(order, 'processed', `payment failed (${failure}); the order stays payable`)
       : outcome(order, 'ignored', `order is ${order.status}`);

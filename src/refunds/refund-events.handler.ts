@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isIdOf } from '../common/ids';
 import { money } from '../domain/money';
 import { EventRecorder } from '../notifications/event-recorder.service';
 import { OrdersRepository } from '../orders/orders.repository';
@@ -23,8 +24,19 @@ export class RefundEventsHandler implements WebhookEventHandler {
     private readonly events: EventRecorder,
   ) {}
 
+  merchantOf(event: WebhookEvent): Promise<string | null> {
+    const refundId = event.data.refund_id;
+    return typeof refundId === 'string' && isIdOf('rf', refundId)
+      ? this.refunds.merchantIdOf(refundId)
+      : Promise.resolve(null);
+  }
+
   async apply(event: WebhookEvent): Promise<EventOutcome> {
-    const refund = await this.lockRefund(field(event, 'refund_id', 'string'));
+    // Every field is read before anything is looked up, so a malformed event is refused
+    // whatever state its refund is in.
+    const refundId = field(event, 'refund_id', 'string');
+    const failure = { code: optionalString(event, 'failure_code'), message: optionalString(event, 'failure_message') };
+    const refund = await this.lockRefund(refundId);
     const outcome = (status: EventOutcome['status'], reason: string | null): EventOutcome => ({
       status,
       reason,
@@ -39,11 +51,10 @@ export class RefundEventsHandler implements WebhookEventHandler {
       await this.events.record('refund.succeeded', refundChange(await this.refunds.markSucceeded(refund.id)));
       return outcome('processed', null);
     }
-    const code = optionalString(event, 'failure_code');
-    const failed = await this.refunds.markFailed(refund.id, code, optionalString(event, 'failure_message'));
+    const failed = await this.refunds.markFailed(refund.id, failure.code, failure.message);
     await this.orders.applyRefundDelta(refund.order_id, -money(refund.amount));
     await this.events.record('refund.failed', refundChange(failed));
-    return outcome('processed', `refund failed (${code ?? 'unknown'}); its amount is refundable again`);
+    return outcome('processed', `refund failed (${failure.code ?? 'unknown'}); its amount is refundable again`);
   }
 
   /** Locks the refund's order, then the refund, or asks the provider to retry. */

@@ -108,6 +108,12 @@ export class RefundsRepository {
     });
   }
 
+  /** The merchant of a refund named by the provider (by id alone), read without a lock. */
+  async merchantIdOf(refundId: string): Promise<string | null> {
+    const row = await this.db.one<{ merchant_id: string }>('SELECT merchant_id FROM refunds WHERE id = $1', [refundId]);
+    return row?.merchant_id ?? null;
+  }
+
   /** The order a refund belongs to, read without a lock (to lock the order first). */
   async orderIdOf(refundId: string): Promise<string | null> {
     const row = await this.db.one<{ order_id: string }>('SELECT order_id FROM refunds WHERE id = $1', [refundId]);

@@ -22,6 +22,14 @@ export interface EventOutcome {
  */
 export interface WebhookEventHandler {
   readonly types: readonly string[];
+  /**
+   * The merchant whose order or refund the event names, read without a lock before the
+   * transaction, or null (an id of no form this service makes, or no such object yet).
+   * Applying the event is that merchant's work, so it waits for that merchant's share of
+   * the write slots (Db.transaction): deliveries queued on one merchant's locked order
+   * hold up no other merchant's.
+   */
+  merchantOf(event: WebhookEvent): Promise<string | null>;
   apply(event: WebhookEvent, provider: string): Promise<EventOutcome>;
 }
 

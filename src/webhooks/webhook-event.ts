@@ -94,10 +94,12 @@ export function refuseUnlessIdOf(prefix: 'ord' | 'rf', value: string, name: stri
   }
 }
 
-/** A string field of `data` that may be absent. */
+/** A string field of `data` that may be absent; sent, it must be a string, as documented. */
 export function optionalString(event: WebhookEvent, name: string): string | null {
   const value = event.data[name];
-  return typeof value === 'string' ? value : null;
+  if (value === undefined) return null;
+  if (typeof value !== 'string') throw invalid(`data.${name} must be a string, or left out.`, `data.${name}`);
+  return value;
 }
 
 function invalid(message: string, param: string | null): DomainError {

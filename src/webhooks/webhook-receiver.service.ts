@@ -40,10 +40,13 @@ export class WebhookReceiverService implements OnModuleInit {
   }
 
   /** `environments`: those of the secrets that signed the event; it may touch no other. */
-  receive(provider: string, event: WebhookEvent, environments: ReadonlySet<Environment>): Promise<ReceiveResult> {
-    return this.db.transaction(`webhook:${provider}`, async () => {
+  async receive(provider: string, event: WebhookEvent, environments: ReadonlySet<Environment>): Promise<ReceiveResult> {
+    const handler = this.handlers.get(event.type);
+    // The merchant's share of the write slots, or the provider's own for an event that
+    // names no merchant's object (an unknown type, an order that does not exist yet).
+    const tenant = (await handler?.merchantOf(event)) ?? `webhook:${provider}`;
+    return this.db.transaction(tenant, async () => {
       if (!(await this.events.claim(provider, event))) return { duplicate: true };
-      const handler = this.handlers.get(event.type);
       const outcome: EventOutcome = handler
         ? await applyWithinEnvironments(this.db, environments, () => handler.apply(event, provider))
         : { status: 'ignored', reason: `unknown event type ${event.type}` };

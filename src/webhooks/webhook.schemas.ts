@@ -10,8 +10,19 @@ import { MAX_EVENT_ID_CHARS } from './webhook-event';
  */
 const KNOWN_TYPES = ['payment.succeeded', 'payment.failed', 'refund.succeeded', 'refund.failed'];
 const TEXT = { type: 'string', minLength: 1 } as const;
-const ORDER_ID = { ...TEXT, example: 'ord_89ec5e4902673c9c25cbd9b6704be3d1' };
-const REFUND_ID = { ...TEXT, example: 'rf_0d4b3c2a19f8e7d6c5b4a39281706f5e' };
+// Ids this service made: any other form is refused (refuseUnlessIdOf).
+const ORDER_ID = {
+  type: 'string',
+  pattern: '^ord_[0-9a-f]{32}$',
+  example: 'ord_89ec5e4902673c9c25cbd9b6704be3d1',
+} as const;
+const REFUND_ID = {
+  type: 'string',
+  pattern: '^rf_[0-9a-f]{32}$',
+  example: 'rf_0d4b3c2a19f8e7d6c5b4a39281706f5e',
+} as const;
+/** Optional text the handler keeps; sent as anything but a string, the event is refused. */
+const OPTIONAL_TEXT = { type: 'string', required: false } as const;
 
 abstract class ProviderEventBase {
   @ApiProperty({
@@ -22,7 +33,12 @@ abstract class ProviderEventBase {
   })
   id!: string;
 
-  @ApiProperty({ ...TEXT, example: '2026-09-21T08:01:00Z' })
+  @ApiProperty({
+    type: 'string',
+    format: 'date-time',
+    description: 'An RFC 3339 time',
+    example: '2026-09-21T08:01:00Z',
+  })
   created_at!: string;
 }
 
@@ -46,10 +62,10 @@ class PaymentFailedData {
   @ApiProperty(ORDER_ID)
   order_id!: string;
 
-  @ApiProperty({ required: false, example: 'card_declined' })
+  @ApiProperty({ ...OPTIONAL_TEXT, example: 'card_declined' })
   failure_code?: string;
 
-  @ApiProperty({ required: false, example: 'The card was declined.' })
+  @ApiProperty({ ...OPTIONAL_TEXT, example: 'The card was declined.' })
   failure_message?: string;
 }
 
@@ -64,10 +80,10 @@ class RefundFailedData {
   @ApiProperty(REFUND_ID)
   refund_id!: string;
 
-  @ApiProperty({ required: false, example: 'account_closed' })
+  @ApiProperty({ ...OPTIONAL_TEXT, example: 'account_closed' })
   failure_code?: string;
 
-  @ApiProperty({ required: false, example: 'The account is closed.' })
+  @ApiProperty({ ...OPTIONAL_TEXT, example: 'The account is closed.' })
   failure_message?: string;
 }
 

@@ -140,7 +140,7 @@ export interface paths {
         };
         /**
          * List orders, or find one by out_trade_no
-         * @description With `out_trade_no`: that one order (404 if none). Otherwise a page, newest first.
+         * @description With `out_trade_no`: that one order (404 if none), and neither `limit` nor `starting_after` may be sent with it (400 `parameter_invalid`). Otherwise a page, newest first.
          */
         get: operations["listOrders"];
         put?: never;
@@ -891,7 +891,11 @@ export interface components {
              * @example evt_demo_1
              */
             id: string;
-            /** @example 2026-09-21T08:01:00Z */
+            /**
+             * Format: date-time
+             * @description An RFC 3339 time
+             * @example 2026-09-21T08:01:00Z
+             */
             created_at: string;
             /**
              * @example payment.succeeded
@@ -915,7 +919,11 @@ export interface components {
              * @example evt_demo_1
              */
             id: string;
-            /** @example 2026-09-21T08:01:00Z */
+            /**
+             * Format: date-time
+             * @description An RFC 3339 time
+             * @example 2026-09-21T08:01:00Z
+             */
             created_at: string;
             /**
              * @example payment.failed
@@ -935,7 +943,11 @@ export interface components {
              * @example evt_demo_1
              */
             id: string;
-            /** @example 2026-09-21T08:01:00Z */
+            /**
+             * Format: date-time
+             * @description An RFC 3339 time
+             * @example 2026-09-21T08:01:00Z
+             */
             created_at: string;
             /**
              * @example refund.succeeded
@@ -959,7 +971,11 @@ export interface components {
              * @example evt_demo_1
              */
             id: string;
-            /** @example 2026-09-21T08:01:00Z */
+            /**
+             * Format: date-time
+             * @description An RFC 3339 time
+             * @example 2026-09-21T08:01:00Z
+             */
             created_at: string;
             /**
              * @example refund.failed
@@ -975,7 +991,11 @@ export interface components {
              * @example evt_demo_1
              */
             id: string;
-            /** @example 2026-09-21T08:01:00Z */
+            /**
+             * Format: date-time
+             * @description An RFC 3339 time
+             * @example 2026-09-21T08:01:00Z
+             */
             created_at: string;
             /** @example dispute.created */
             type: string;
