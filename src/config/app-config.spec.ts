@@ -48,6 +48,7 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'not a url'],
     ['DATABASE_URL', 'postgres://localhost/db?sslmode=bogus'],
     ['DATABASE_URL', 'postgres://localhost/db?sslmode=allow'],
+    ['DATABASE_URL', 'postgres://localhost/db?sslmode=prefer'],
     ['DATABASE_DIRECT_URL', 'mysql://localhost/db'],
     ['DATABASE_POOL_MODE', 'statement'],
     ['DATABASE_POOL_SIZE', '1'],
@@ -84,7 +85,7 @@ describe('loadConfig', () => {
   });
 
   it('takes every sslmode the pg driver implements', () => {
-    for (const mode of ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify']) {
+    for (const mode of ['disable', 'require', 'verify-ca', 'verify-full', 'no-verify']) {
       const url = `postgres://localhost/db?sslmode=${mode}`;
       expect(loadConfig({ DATABASE_URL: url }).databaseUrl).toBe(url);
     }

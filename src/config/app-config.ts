@@ -123,15 +123,27 @@ function databaseUrl(env: Env, name: string): string | null {
   }
   // pg reads a value it does not know (a typo, libpq's `allow`) as TLS with full
   // verification, not as the mode meant: refused here instead of surprising at connection.
+  // So is `prefer`, which pg never lets fall back to a plain connection as libpq does.
   const sslmode = url.searchParams.get('sslmode');
+  if (sslmode === 'prefer') {
+    throw new ConfigError(
+      name,
+      'sslmode=prefer is read by the pg driver as verify-full, without falling back to a plain connection: ' +
+        'use disable, or require / verify-full for TLS (docs/operations.md)',
+    );
+  }
   if (sslmode !== null && !SSL_MODES.includes(sslmode)) {
     throw new ConfigError(name, `sslmode must be one of ${SSL_MODES.join(', ')} (got "${sslmode}")`);
   }
   return raw;
 }
 
-/** The sslmode values the pg driver implements (no-verify is its own: TLS without checks). */
-const SSL_MODES: readonly string[] = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+/**
+ * The sslmode values the pg driver implements: disable; require, verify-ca and
+ * verify-full, which it reads alike (TLS, the certificate and host checked); no-verify,
+ * its own (TLS without checks).
+ */
+const SSL_MODES: readonly string[] = ['disable', 'require', 'verify-ca', 'verify-full', 'no-verify'];
 
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
   const raw = value(env, name) ?? fallback;
