@@ -8,7 +8,8 @@ import { Logger } from '@nestjs/common';
 import { createApp } from './app.factory';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startupSummary } from './common/logging/startup-summary';
-import { ConfigError, loadConfig } from './config/app-config';
+import { startFailureText } from './common/logging/start-failure';
+import { loadConfig } from './config/app-config';
 import { assertListenable } from './config/listen-address';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { resolveDatabase } from './database/resolve-database';
@@ -70,18 +71,12 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (error: unknown) => {
-  if (error instanceof ConfigError) {
-    process.stderr.write(`${error.message}\n`);
-  } else if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     process.stderr.write(
       `Failed to start: ${(error as Error).message}; set PORT (or HOST) to a free address, or stop what listens there\n`,
     );
   } else {
-    // The message says what failed (a database URL names its variable); the stack is for
-    // debugging the service itself.
-    const debugging = ['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '');
-    const text = error instanceof Error ? ((debugging ? error.stack : undefined) ?? error.message) : String(error);
-    process.stderr.write(`Failed to start: ${text}${debugging ? '' : ' (LOG_LEVEL=debug shows where)'}\n`);
+    process.stderr.write(startFailureText(error));
   }
   await embedded?.stop();
   process.exit(1);

@@ -8,7 +8,8 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
-import { ConfigError, loadConfig } from './config/app-config';
+import { startFailureText } from './common/logging/start-failure';
+import { loadConfig } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { resolveDatabase } from './database/resolve-database';
 
@@ -37,11 +38,7 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (error: unknown) => {
-  process.stderr.write(
-    error instanceof ConfigError
-      ? `${error.message}\n`
-      : `Failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  process.stderr.write(startFailureText(error));
   await embedded?.stop();
   process.exit(1);
 });

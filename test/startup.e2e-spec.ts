@@ -50,6 +50,18 @@ describe('start-up (docs/operations.md)', () => {
     expect(result.stderr).not.toMatch(/Failed to start:[^\n]*\n\s+at /);
   });
 
+  it('npm run worker names what it could not reach the same way, without a stack', () => {
+    const result = spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'worker.js')], {
+      env: { ...process.env, DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/kukopay', LOG_LEVEL: 'info' },
+      encoding: 'utf8',
+      timeout: 20000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(app@127\.0\.0\.1:1\/kukopay\): .*ECONNREFUSED/);
+    expect(result.stderr).not.toContain('s3cret');
+    expect(result.stderr).not.toMatch(/Failed to start:[^\n]*\n\s+at /);
+  });
+
   it('says at once, without retrying, that the database named does not exist', () => {
     const url = new URL(testServerUrl());
     url.pathname = '/kuko_no_such_database';
