@@ -1,3 +1,4 @@
+import type { EventTarget } from '../webhooks/webhook-event-handler';
 import { Injectable } from '@nestjs/common';
 import type { Environment } from '../domain/environment';
 import { Db, NamedStatement } from '../database/db';
@@ -143,10 +144,10 @@ export class OrdersRepository {
     );
   }
 
-  /** The merchant of an order named by the provider (by id alone), read without a lock. */
-  async merchantIdOf(orderId: string): Promise<string | null> {
+  /** An order named by the provider (by id alone), as an event's target; read without a lock. */
+  async targetOf(orderId: string): Promise<EventTarget | null> {
     const row = await this.db.one<{ merchant_id: string }>('SELECT merchant_id FROM orders WHERE id = $1', [orderId]);
-    return row?.merchant_id ?? null;
+    return row ? { merchantId: row.merchant_id, orderId } : null;
   }
 
   /** Locks an order named by the provider (by id alone) for the rest of the transaction. */

@@ -3,7 +3,13 @@ import { money } from '../domain/money';
 import { isIdOf, newId } from '../common/ids';
 import { EventRecorder } from '../notifications/event-recorder.service';
 import { field, optionalString, refuseUnlessIdOf, WebhookEvent } from '../webhooks/webhook-event';
-import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
+import {
+  EventOutcome,
+  EventTarget,
+  HandlesWebhookEvents,
+  notReady,
+  WebhookEventHandler,
+} from '../webhooks/webhook-event-handler';
 import { FulfillmentsRepository } from './fulfillments.repository';
 import { orderChange } from './order';
 import { LockedOrder, OrdersRepository } from './orders.repository';
@@ -25,10 +31,10 @@ export class PaymentEventsHandler implements WebhookEventHandler {
     private readonly events: EventRecorder,
   ) {}
 
-  merchantOf(event: WebhookEvent): Promise<string | null> {
+  target(event: WebhookEvent): Promise<EventTarget | null> {
     const orderId = event.data.order_id;
     return typeof orderId === 'string' && isIdOf('ord', orderId)
-      ? this.orders.merchantIdOf(orderId)
+      ? this.orders.targetOf(orderId)
       : Promise.resolve(null);
   }
 

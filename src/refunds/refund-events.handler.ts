@@ -4,7 +4,13 @@ import { money } from '../domain/money';
 import { EventRecorder } from '../notifications/event-recorder.service';
 import { OrdersRepository } from '../orders/orders.repository';
 import { field, optionalString, refuseUnlessIdOf, WebhookEvent } from '../webhooks/webhook-event';
-import { EventOutcome, HandlesWebhookEvents, notReady, WebhookEventHandler } from '../webhooks/webhook-event-handler';
+import {
+  EventOutcome,
+  EventTarget,
+  HandlesWebhookEvents,
+  notReady,
+  WebhookEventHandler,
+} from '../webhooks/webhook-event-handler';
 import { refundChange } from './refund';
 import { RefundsRepository, SettlingRefund } from './refunds.repository';
 
@@ -24,19 +30,19 @@ export class RefundEventsHandler implements WebhookEventHandler {
     private readonly events: EventRecorder,
   ) {}
 
-  merchantOf(event: WebhookEvent): Promise<string | null> {
+  target(event: WebhookEvent): Promise<EventTarget | null> {
     const refundId = event.data.refund_id;
     return typeof refundId === 'string' && isIdOf('rf', refundId)
-      ? this.refunds.merchantIdOf(refundId)
+      ? this.refunds.targetOf(refundId)
       : Promise.resolve(null);
   }
 
-  async apply(event: WebhookEvent): Promise<EventOutcome> {
+  async apply(event: WebhookEvent, _provider: string, target: EventTarget | null): Promise<EventOutcome> {
     // Every field is read before anything is looked up, so a malformed event is refused
     // whatever state its refund is in.
     const refundId = field(event, 'refund_id', 'string');
     const failure = { code: optionalString(event, 'failure_code'), message: optionalString(event, 'failure_message') };
-    const refund = await this.lockRefund(refundId);
+    const refund = await this.lockRefund(refundId, target);
     const outcome = (status: EventOutcome['status'], reason: string | null): EventOutcome => ({
       status,
       reason,
@@ -57,12 +63,14 @@ export class RefundEventsHandler implements WebhookEventHandler {
     return outcome('processed', `refund failed (${failure.code ?? 'unknown'}); its amount is refundable again`);
   }
 
-  /** Locks the refund's order, then the refund, or asks the provider to retry. */
-  private async lockRefund(refundId: string): Promise<SettlingRefund> {
+  /**
+   * Locks the refund's order (the target read before the transaction), then the refund,
+   * or asks the provider to retry: a refund not found then may not have committed yet.
+   */
+  private async lockRefund(refundId: string, target: EventTarget | null): Promise<SettlingRefund> {
     refuseUnlessIdOf('rf', refundId, 'refund_id');
-    const orderId = await this.refunds.orderIdOf(refundId);
-    if (orderId !== null) await this.orders.lockById(orderId);
-    const refund = orderId !== null ? await this.refunds.lockById(refundId) : null;
+    if (target) await this.orders.lockById(target.orderId);
+    const refund = target ? await this.refunds.lockById(refundId) : null;
     if (!refund) throw notReady('Refund', refundId, 'data.refund_id');
     return refund;
   }

@@ -23,14 +23,26 @@ export interface EventOutcome {
 export interface WebhookEventHandler {
   readonly types: readonly string[];
   /**
-   * The merchant whose order or refund the event names, read without a lock before the
-   * transaction, or null (an id of no form this service makes, or no such object yet).
-   * Applying the event is that merchant's work, so it waits for that merchant's share of
-   * the write slots (Db.transaction): deliveries queued on one merchant's locked order
-   * hold up no other merchant's.
+   * What the event names, read without a lock before its transaction, or null (an id of
+   * no form this service makes, or no such object yet). Given back to `apply`.
    */
-  merchantOf(event: WebhookEvent): Promise<string | null>;
-  apply(event: WebhookEvent, provider: string): Promise<EventOutcome>;
+  target(event: WebhookEvent): Promise<EventTarget | null>;
+  apply(event: WebhookEvent, provider: string, target: EventTarget | null): Promise<EventOutcome>;
+}
+
+/**
+ * The order or refund an event names, as read before the event's transaction. Neither
+ * field ever changes once the object exists, so the read needs no lock.
+ */
+export interface EventTarget {
+  /**
+   * Whose work applying the event is: it waits for this merchant's share of the write
+   * slots (Db.transaction), so deliveries queued on one merchant's locked order hold up
+   * no other merchant's.
+   */
+  merchantId: string;
+  /** The order the transaction locks first (for a refund, its order). */
+  orderId: string;
 }
 
 /**

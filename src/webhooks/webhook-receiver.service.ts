@@ -42,13 +42,13 @@ export class WebhookReceiverService implements OnModuleInit {
   /** `environments`: those of the secrets that signed the event; it may touch no other. */
   async receive(provider: string, event: WebhookEvent, environments: ReadonlySet<Environment>): Promise<ReceiveResult> {
     const handler = this.handlers.get(event.type);
+    const target = (await handler?.target(event)) ?? null;
     // The merchant's share of the write slots, or the provider's own for an event that
     // names no merchant's object (an unknown type, an order that does not exist yet).
-    const tenant = (await handler?.merchantOf(event)) ?? `webhook:${provider}`;
-    return this.db.transaction(tenant, async () => {
+    return this.db.transaction(target?.merchantId ?? `webhook:${provider}`, async () => {
       if (!(await this.events.claim(provider, event))) return { duplicate: true };
       const outcome: EventOutcome = handler
-        ? await applyWithinEnvironments(this.db, environments, () => handler.apply(event, provider))
+        ? await applyWithinEnvironments(this.db, environments, () => handler.apply(event, provider, target))
         : { status: 'ignored', reason: `unknown event type ${event.type}` };
       await this.events.recordOutcome(provider, event.id, outcome);
       return { duplicate: false, outcome };

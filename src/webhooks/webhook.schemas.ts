@@ -21,7 +21,7 @@ const REFUND_ID = {
   pattern: '^rf_[0-9a-f]{32}$',
   example: 'rf_0d4b3c2a19f8e7d6c5b4a39281706f5e',
 } as const;
-/** Optional text the handler keeps; sent as anything but a string, the event is refused. */
+/** Optional text; sent as anything but a string, the event is refused (optionalString). */
 const OPTIONAL_TEXT = { type: 'string', required: false } as const;
 
 abstract class ProviderEventBase {

@@ -49,9 +49,7 @@ describe('refunds, service tier (docs/refunds.md)', () => {
       const orderId = await m.newPaidOrder(auth, 1000);
       const pending = await Promise.all([refund(orderId, 300), refund(orderId, 300), refund(orderId, 300)]);
       const failures = pending.map(({ refund: { id } }) =>
-        m.inTransaction(() =>
-          m.refundEvents.apply(event('refund.failed', { refund_id: id, failure_code: 'declined' })),
-        ),
+        m.settle(event('refund.failed', { refund_id: id, failure_code: 'declined' })),
       );
       const creates = Array.from({ length: 6 }, () => refund(orderId, 200));
       const results = await Promise.allSettled([...failures, ...creates]);
@@ -77,7 +75,7 @@ describe('refunds, service tier (docs/refunds.md)', () => {
     const { refund: created } = await refund(orderId, 500);
     const outcomes = await Promise.all(
       ['refund.failed', 'refund.failed', 'refund.succeeded'].map((type) =>
-        m.inTransaction(() => m.refundEvents.apply(event(type, { refund_id: created.id }))),
+        m.settle(event(type, { refund_id: created.id })),
       ),
     );
     expect(outcomes.filter((outcome) => outcome.status === 'processed')).toHaveLength(1);

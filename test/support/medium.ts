@@ -16,6 +16,7 @@ import { RefundEventsHandler } from '../../src/refunds/refund-events.handler';
 import { RefundsRepository } from '../../src/refunds/refunds.repository';
 import { RefundsService } from '../../src/refunds/refunds.service';
 import type { WebhookEvent } from '../../src/webhooks/webhook-event';
+import type { EventOutcome } from '../../src/webhooks/webhook-event-handler';
 import { loadConfig } from '../../src/config/app-config';
 import { NotificationSecretsRepository } from '../../src/merchants/notification-secrets.repository';
 import { NotificationSecrets } from '../../src/merchants/notification-secrets.service';
@@ -44,6 +45,8 @@ export interface MediumContext {
   newPaidOrder(auth: RequestAuth, amount: number): Promise<string>;
   /** Runs fn in one transaction, as the interceptor (with a key) and the webhook receiver do. */
   inTransaction<T>(fn: () => Promise<T>): Promise<T>;
+  /** A refund event applied as the receiver does: its target read first, then one transaction. */
+  settle(event: WebhookEvent): Promise<EventOutcome>;
   close(): Promise<void>;
 }
 
@@ -69,6 +72,7 @@ export async function startMedium(): Promise<MediumContext> {
   const notifyUrls = new NotifyUrlPolicy(config);
   const orders = new OrdersService(db, ordersRepository, events, notifyUrls);
   const payments = new PaymentEventsHandler(ordersRepository, new FulfillmentsRepository(db), events);
+  const refundEvents = new RefundEventsHandler(refundsRepository, ordersRepository, events);
   const inTransaction = <T>(fn: () => Promise<T>) => db.transaction('test', fn);
   let sequence = 0;
   return {
@@ -79,8 +83,12 @@ export async function startMedium(): Promise<MediumContext> {
     events,
     refunds: new RefundsService(db, refundsRepository, ordersRepository, notifyUrls),
     payments,
-    refundEvents: new RefundEventsHandler(refundsRepository, ordersRepository, events),
+    refundEvents,
     inTransaction,
+    settle: async (refundEvent) => {
+      const target = await refundEvents.target(refundEvent);
+      return inTransaction(() => refundEvents.apply(refundEvent, 'kukopay', target));
+    },
     newMerchant: async () => ({ merchantId: (await merchants.create('Medium')).id, environment: 'test' }),
     newPaidOrder: async (auth, amount) => {
       sequence += 1;
