@@ -361,8 +361,8 @@ describe('production database settings (docs/operations.md)', () => {
       );
       await waitFor(async () => (await lockWaiters(t.db.pool)) >= 4);
 
-      // Applying an event is the merchant's work, with the merchant's share of the slots: the
-      // other merchant's payments are applied at once, not after the hot ones time out.
+      // The deliveries for one order are one tenant, with one tenant's share: the other
+      // merchant's payments are applied at once, not after the hot ones time out.
       for (const order of othersOrders) {
         const response = await deliverEvent(t, paymentSucceeded(order.id));
         expectSuccess(response, 200);

@@ -255,8 +255,8 @@ export class Db implements Connection {
    * sent with BEGIN, and their rows handed to fn: plain SQL without parameters, or calls
    * (see `call`).
    *
-   * `tenant` is whose work it is: the merchant's id (also for a provider's event about
-   * its order or refund), or the name of the service's own work (`webhook:<provider>`,
+   * `tenant` is whose work it is: the merchant's id, the order a provider's event is
+   * about (`order:<id>`), or the name of the service's own work (`webhook:<provider>`,
    * `notifications`, `purge`, `admin`). It decides which share of the write slots the
    * transaction waits for.
    */

@@ -1,4 +1,3 @@
-import type { EventTarget } from '../webhooks/webhook-event-handler';
 import { Injectable } from '@nestjs/common';
 import type { Environment } from '../domain/environment';
 import { Db, NamedStatement } from '../database/db';
@@ -142,12 +141,6 @@ export class OrdersRepository {
         RETURNING ${ORDER_COLUMNS}`,
       [id, scope.merchantId, scope.environment],
     );
-  }
-
-  /** An order named by the provider (by id alone), as an event's target; read without a lock. */
-  async targetOf(orderId: string): Promise<EventTarget | null> {
-    const row = await this.db.one<{ merchant_id: string }>('SELECT merchant_id FROM orders WHERE id = $1', [orderId]);
-    return row ? { merchantId: row.merchant_id, orderId } : null;
   }
 
   /** Locks an order named by the provider (by id alone) for the rest of the transaction. */

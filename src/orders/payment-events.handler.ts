@@ -31,11 +31,10 @@ export class PaymentEventsHandler implements WebhookEventHandler {
     private readonly events: EventRecorder,
   ) {}
 
+  /** The order the event names: no read, the id is the target. */
   target(event: WebhookEvent): Promise<EventTarget | null> {
     const orderId = event.data.order_id;
-    return typeof orderId === 'string' && isIdOf('ord', orderId)
-      ? this.orders.targetOf(orderId)
-      : Promise.resolve(null);
+    return Promise.resolve(typeof orderId === 'string' && isIdOf('ord', orderId) ? { orderId } : null);
   }
 
   async apply(event: WebhookEvent, provider: string): Promise<EventOutcome> {

@@ -30,11 +30,12 @@ export class RefundEventsHandler implements WebhookEventHandler {
     private readonly events: EventRecorder,
   ) {}
 
-  target(event: WebhookEvent): Promise<EventTarget | null> {
+  /** The refund's order, read before the transaction, which locks it first. */
+  async target(event: WebhookEvent): Promise<EventTarget | null> {
     const refundId = event.data.refund_id;
-    return typeof refundId === 'string' && isIdOf('rf', refundId)
-      ? this.refunds.targetOf(refundId)
-      : Promise.resolve(null);
+    if (typeof refundId !== 'string' || !isIdOf('rf', refundId)) return null;
+    const orderId = await this.refunds.orderIdOf(refundId);
+    return orderId === null ? null : { orderId };
   }
 
   async apply(event: WebhookEvent, _provider: string, target: EventTarget | null): Promise<EventOutcome> {

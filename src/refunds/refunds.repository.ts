@@ -1,4 +1,3 @@
-import type { EventTarget } from '../webhooks/webhook-event-handler';
 import { Injectable } from '@nestjs/common';
 import type { Environment } from '../domain/environment';
 import { Db } from '../database/db';
@@ -109,16 +108,10 @@ export class RefundsRepository {
     });
   }
 
-  /**
-   * A refund named by the provider (by id alone), as an event's target: its merchant and
-   * its order, which is locked first. Read without a lock; neither ever changes.
-   */
-  async targetOf(refundId: string): Promise<EventTarget | null> {
-    const row = await this.db.one<{ merchant_id: string; order_id: string }>(
-      'SELECT merchant_id, order_id FROM refunds WHERE id = $1',
-      [refundId],
-    );
-    return row ? { merchantId: row.merchant_id, orderId: row.order_id } : null;
+  /** The order a refund belongs to, read without a lock (it never changes; the order is locked first). */
+  async orderIdOf(refundId: string): Promise<string | null> {
+    const row = await this.db.one<{ order_id: string }>('SELECT order_id FROM refunds WHERE id = $1', [refundId]);
+    return row?.order_id ?? null;
   }
 
   /** Locks a refund named by the provider (by id alone) for the rest of the transaction. */

@@ -23,26 +23,27 @@ export interface EventOutcome {
 export interface WebhookEventHandler {
   readonly types: readonly string[];
   /**
-   * What the event names, read without a lock before its transaction, or null (an id of
-   * no form this service makes, or no such object yet). Given back to `apply`.
+   * The order the event's transaction will lock first, known before the transaction (from
+   * the event, or read without a lock), or null: an id of no form this service makes, or
+   * no such object yet. Given back to `apply`.
    */
   target(event: WebhookEvent): Promise<EventTarget | null>;
   apply(event: WebhookEvent, provider: string, target: EventTarget | null): Promise<EventOutcome>;
 }
 
 /**
- * The order or refund an event names, as read before the event's transaction. Neither
- * field ever changes once the object exists, so the read needs no lock.
+ * The order an event is about (for a refund, its refund's order). Deliveries for one
+ * order wait for one tenant's share of the write slots (Db.transaction), so those queued
+ * on a locked order hold up no other order's. An order's id never changes, nor a refund's
+ * order, so reading it needs no lock.
  */
 export interface EventTarget {
-  /**
-   * Whose work applying the event is: it waits for this merchant's share of the write
-   * slots (Db.transaction), so deliveries queued on one merchant's locked order hold up
-   * no other merchant's.
-   */
-  merchantId: string;
-  /** The order the transaction locks first (for a refund, its order). */
   orderId: string;
+}
+
+/** The write-slot tenant of the deliveries for one order. */
+export function orderTenant(target: EventTarget): string {
+  return `order:${target.orderId}`;
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Environment } from '../domain/environment';
 import { Db } from '../database/db';
 import { applyWithinEnvironments } from './environment-scope';
 import { WebhookEvent } from './webhook-event';
-import { EventOutcome, HandlesWebhookEvents, WebhookEventHandler } from './webhook-event-handler';
+import { EventOutcome, HandlesWebhookEvents, orderTenant, WebhookEventHandler } from './webhook-event-handler';
 import { WebhookEventsRepository } from './webhook-events.repository';
 
 export type ReceiveResult = { duplicate: true } | { duplicate: false; outcome: EventOutcome };
@@ -43,9 +43,9 @@ export class WebhookReceiverService implements OnModuleInit {
   async receive(provider: string, event: WebhookEvent, environments: ReadonlySet<Environment>): Promise<ReceiveResult> {
     const handler = this.handlers.get(event.type);
     const target = (await handler?.target(event)) ?? null;
-    // The merchant's share of the write slots, or the provider's own for an event that
-    // names no merchant's object (an unknown type, an order that does not exist yet).
-    return this.db.transaction(target?.merchantId ?? `webhook:${provider}`, async () => {
+    // The order's share of the write slots, or the provider's own for an event that names
+    // no order (an unknown type, a refund that does not exist yet).
+    return this.db.transaction(target ? orderTenant(target) : `webhook:${provider}`, async () => {
       if (!(await this.events.claim(provider, event))) return { duplicate: true };
       const outcome: EventOutcome = handler
         ? await applyWithinEnvironments(this.db, environments, () => handler.apply(event, provider, target))
