@@ -283,6 +283,53 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     }
   });
 
+  it('fails attempts as secret_unreadable when no secret opens under ENCRYPTION_KEY, until a roll makes one that does', async () => {
+    const sealed = await startTestApp({
+      ...NOTIFY_ENV,
+      NOTIFY_WORKERS: 'off',
+      ENCRYPTION_KEY: Buffer.alloc(32, 10).toString('base64'),
+    });
+    const owner = await createMerchant(sealed, 'Lost key');
+    await sealed.app.close();
+    // The key the secrets were sealed under is lost: the server now runs with another.
+    const rekeyed = await startTestApp(
+      { ...NOTIFY_ENV, ENCRYPTION_KEY: Buffer.alloc(32, 11).toString('base64') },
+      sealed.db,
+    );
+    const receiver = await startReceiver(() => ({ status: 200 }));
+    try {
+      const lost = await paidEvent(receiver, '/notify', rekeyed, owner.testKey);
+      // Not pending for ever: every slot is an attempt that fails, and nothing is sent unsigned.
+      expect(lost.delivery_status).toBe('failed');
+      const { rows } = await rekeyed.db.pool.query(
+        'SELECT error, status_code FROM notification_attempts WHERE event_id = $1 ORDER BY id',
+        [lost.id],
+      );
+      expect(rows).toEqual(Array(3).fill({ error: 'secret_unreadable', status_code: null }));
+      expect(receiver.received).toHaveLength(0);
+      const api = await rekeyed.http().get(`/v1/events/${lost.id}`).set('X-Api-Key', owner.testKey);
+      expect(api.body.data.delivery).toMatchObject({ status: 'failed', attempts: 3 });
+      expect(api.body.data.delivery.last_attempt).toMatchObject({ error: 'secret_unreadable', status_code: null });
+
+      // A roll makes a secret the server can open; the unreadable one it retires signs nothing.
+      const roll = await rekeyed
+        .http()
+        .post('/v1/account/notification_secret/roll')
+        .set('X-Api-Key', owner.testKey)
+        .set('Idempotency-Key', randomUUID());
+      expectSuccess(roll, 200);
+      const next = await paidEvent(receiver, '/notify', rekeyed, owner.testKey);
+      expect(next.delivery_status).toBe('delivered');
+      const delivery = receiver.received.find((r) => r.headers['webhook-id'] === next.id)!;
+      expect(String(delivery.headers['webhook-signature']).split(' ')).toHaveLength(1);
+      expect(signedBy(delivery, roll.body.data.secret)).toBe(true);
+    } finally {
+      await receiver.close();
+      await rekeyed.close();
+      await sealed.db.drop();
+    }
+  });
+
   it('rolls the secret: both sign for 24 hours, then only the new one; the other environment is untouched', () =>
     withReceiver(
       () => ({ status: 200 }),

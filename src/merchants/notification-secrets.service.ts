@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { RequestAuth } from '../common/auth/request-auth';
@@ -14,11 +14,26 @@ import { openSecret, sealSecret } from '../common/secret-box';
 const ROLL_OVERLAP_SECONDS = 24 * 3600;
 
 /**
+ * No signing secret of a merchant and environment can be opened under the ENCRYPTION_KEY
+ * now set (they were sealed under another): nothing can be signed until the merchant rolls.
+ */
+export class SecretsUnreadableError extends Error {
+  constructor(merchantId: string, environment: Environment) {
+    super(
+      `no notification secret of merchant ${merchantId} (${environment}) can be opened under the ENCRYPTION_KEY ` +
+        'now set; the merchant must roll its secret',
+    );
+  }
+}
+
+/**
  * Per merchant and environment `whsec_` secrets that sign notifications
  * (docs/notifications.md, "Secrets"). Shown once, when created or rolled.
  */
 @Injectable()
 export class NotificationSecrets {
+  private readonly logger = new Logger(NotificationSecrets.name);
+
   constructor(
     private readonly db: Db,
     private readonly repository: NotificationSecretsRepository,
@@ -57,8 +72,30 @@ export class NotificationSecrets {
       await this.repository.insertIfNone(merchantId, environment, this.seal(generateNotificationSecret()));
       secrets = await this.repository.signing(merchantId, environment);
     }
-    const key = this.config.notifications.encryptionKey;
-    return secrets.map((stored) => new Webhook(openSecret(stored, key)).sign(id, at, body)).join(' ');
+    const opened = secrets.map((stored) => this.open(stored));
+    const readable = opened.filter((secret) => secret !== null);
+    if (readable.length < opened.length) {
+      this.logger.warn(
+        `${opened.length - readable.length} of the ${opened.length} notification secrets of merchant ${merchantId} ` +
+          `(${environment}) cannot be opened under the ENCRYPTION_KEY now set and do not sign; ` +
+          'a secret sealed under a lost key is replaced by a roll',
+      );
+    }
+    if (readable.length === 0) throw new SecretsUnreadableError(merchantId, environment);
+    return readable.map((secret) => new Webhook(secret).sign(id, at, body)).join(' ');
+  }
+
+  /**
+   * A stored secret in clear, or null when it was sealed under another ENCRYPTION_KEY (or
+   * under one no longer set): such a secret can sign nothing, but must not stop those
+   * beside it, above all the one a roll has just made.
+   */
+  private open(stored: string): string | null {
+    try {
+      return openSecret(stored, this.config.notifications.encryptionKey);
+    } catch {
+      return null;
+    }
   }
 
   private seal(secret: string): string {

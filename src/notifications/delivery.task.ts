@@ -15,7 +15,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { EventRow, toEventObject } from './event';
 import { AttemptResult, DeliveryJob, EventsRepository } from './events.repository';
 import { NotificationHttpClient } from './notification-http.client';
-import { NotificationSecrets } from '../merchants/notification-secrets.service';
+import { NotificationSecrets, SecretsUnreadableError } from '../merchants/notification-secrets.service';
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
   .version;
@@ -86,7 +86,20 @@ export class DeliveryTask {
   private async attempt(event: EventRow, url: string): Promise<AttemptResult> {
     const body = JSON.stringify(toEventObject(event));
     const at = new Date();
-    const signature = await this.secrets.signature(event.merchant_id, event.environment, event.id, at, body);
+    const signature = await this.signature(event, at, body);
+    if (signature === null) {
+      // Nothing sent: the attempt fails and the schedule goes on, so that a roll within it
+      // delivers the event and, without one, it ends failed instead of pending for ever.
+      return {
+        at,
+        url,
+        delivered: false,
+        statusCode: null,
+        error: 'secret_unreadable',
+        durationMs: 0,
+        responseBody: null,
+      };
+    }
     const answer = await this.client.post(url, body, {
       'Content-Type': 'application/json',
       'User-Agent': USER_AGENT,
@@ -96,5 +109,16 @@ export class DeliveryTask {
     });
     // The client sets an error for everything but a 2xx answer.
     return { at, url, delivered: answer.error === null, ...answer };
+  }
+
+  /** The webhook-signature header, or null when no secret of the merchant can be opened. */
+  private async signature(event: EventRow, at: Date, body: string): Promise<string | null> {
+    try {
+      return await this.secrets.signature(event.merchant_id, event.environment, event.id, at, body);
+    } catch (error) {
+      if (!(error instanceof SecretsUnreadableError)) throw error;
+      this.logger.warn({ msg: error.message, event_id: event.id });
+      return null;
+    }
   }
 }

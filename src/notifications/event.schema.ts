@@ -15,7 +15,8 @@ const TIME = { type: 'string', format: 'date-time' } as const;
 const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'delivered', 'failed', 'no_destination'];
 const ATTEMPT_ERRORS =
   'unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, ' +
-  'connection_error, destination_forbidden, invalid_url; null when a whole 2xx answer came in time (a 2xx whose ' +
+  'connection_error, destination_forbidden, invalid_url, secret_unreadable (nothing was sent: no notification ' +
+  "secret can be opened under the server's ENCRYPTION_KEY; roll it); null when a whole 2xx answer came in time (a 2xx whose " +
   'body was cut off is connection_reset, one still arriving at the timeout timeout, with its status_code)';
 
 const ATTEMPT_EXAMPLE: AttemptObject = {
