@@ -188,6 +188,29 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
       expect(body.data.status).toBe('pending');
     });
 
+    it('tells a body of null apart from no body: each is its own request under a key', async () => {
+      const order = await createOrder(t, merchant.testKey);
+      const key = randomUUID();
+      const close = () =>
+        t.http().post(`/v1/orders/${order.id}/close`).set('X-Api-Key', merchant.testKey).set('Idempotency-Key', key);
+      expectSuccess(await close(), 200);
+      const withNull = await close().set('Content-Type', 'application/json').send('null');
+      expectError(withNull, 400, 'idempotency_error', 'Idempotency-Key');
+
+      // The other way round: the refusal of a null body is not the answer to {}.
+      const other = randomUUID();
+      const create = (body: string) =>
+        t
+          .http()
+          .post('/v1/orders')
+          .set('X-Api-Key', merchant.testKey)
+          .set('Idempotency-Key', other)
+          .set('Content-Type', 'application/json')
+          .send(body);
+      expectError(await create('null'), 400, 'parameter_invalid', null);
+      expectError(await create('{}'), 400, 'idempotency_error', 'Idempotency-Key');
+    });
+
     it('does not store answers that are not the request’s own result', async () => {
       const cases: [string, () => Test, number, string][] = [
         [

@@ -22,8 +22,9 @@ describe('canonicalJson', () => {
     expect(a.equals(fingerprint({ amount: 2991, currency: 'USD' }))).toBe(false);
   });
 
-  it('treats an absent body as {}', () => {
+  it('treats an absent body as {}, and a body of null as the other request it is', () => {
     expect(fingerprint(undefined).equals(fingerprint({}))).toBe(true);
-    expect(fingerprint(null).equals(fingerprint({}))).toBe(true);
+    expect(fingerprint(null).equals(fingerprint({}))).toBe(false);
+    expect(fingerprint(null).equals(fingerprint(undefined))).toBe(false);
   });
 });

@@ -18,7 +18,10 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** SHA-256 of the body's canonical JSON; an absent body counts as {} (docs/idempotency.md). */
+/**
+ * SHA-256 of the body's canonical JSON; an absent body counts as {} (docs/idempotency.md).
+ * A body of `null` is not absent: it is the JSON text `null`, another request than none.
+ */
 export function fingerprint(body: unknown): Buffer {
-  return sha256(canonicalJson(body ?? {}));
+  return sha256(canonicalJson(body === undefined ? {} : body));
 }
