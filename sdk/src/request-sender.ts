@@ -93,8 +93,10 @@ export class RequestSender {
     const timeoutMs = options.timeoutMs ?? this.config.timeoutMs;
     checkLimits(maxRetries, timeoutMs);
     const idempotencyKey = request.method === 'POST' ? (options.idempotencyKey ?? randomUUID()) : null;
-    if (idempotencyKey !== null && !/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
-      throw new TypeError('idempotencyKey must be 1 to 255 printable ASCII characters.');
+    // A space at either end would be dropped on the wire as whitespace around the header
+    // value: the server would store the key without it.
+    if (idempotencyKey !== null && !/^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/.test(idempotencyKey)) {
+      throw new TypeError('idempotencyKey must be 1 to 255 printable ASCII characters, with no space at either end.');
     }
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
     const headers: Record<string, string> = {

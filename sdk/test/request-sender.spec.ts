@@ -238,15 +238,19 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
   });
 
   it('refuses a key the server would refuse, or impossible limits, before sending anything', async () => {
-    const { kuko, requests } = await client([ok(ORDER, 201)]);
+    const { kuko, requests } = await client([ok(ORDER, 201), ok(ORDER, 201)]);
     await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'line\nbreak' })).rejects.toThrow(TypeError);
     await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: '' })).rejects.toThrow(TypeError);
     await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'k'.repeat(256) })).rejects.toThrow(TypeError);
+    // HTTP would drop the spaces, and the server store the key without them.
+    await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: '  key  ' })).rejects.toThrow(TypeError);
+    await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: ' ' })).rejects.toThrow(TypeError);
     await expect(kuko.orders.retrieve(ORDER.id, { timeoutMs: -1 })).rejects.toThrow(TypeError);
     await expect(kuko.orders.retrieve(ORDER.id, { maxRetries: 1.5 })).rejects.toThrow(TypeError);
     expect(requests).toHaveLength(0);
     await kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'k'.repeat(255) });
-    expect(requests).toHaveLength(1);
+    await kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'a key' });
+    expect(requests).toHaveLength(2);
   });
 
   it('checks its options', () => {

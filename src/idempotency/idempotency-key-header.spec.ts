@@ -66,6 +66,11 @@ describe('parseIdempotencyKey', () => {
       '"unclosed',
       'clé',
       'tab\there',
+      'a b',
+      ' leading',
+      'trailing ',
+      ' ',
+      '"  quoted spaces  "',
     ];
     for (const value of samples) {
       expect({ value, documented: documented(value) }).toEqual({

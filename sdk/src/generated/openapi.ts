@@ -1050,7 +1050,7 @@ export interface components {
              */
             status_code: number | null;
             /**
-             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url; null when a whole 2xx answer came in time (a 2xx whose body was cut off is connection_reset, one still arriving at the timeout timeout, with its status_code)
+             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url, secret_unreadable (nothing was sent: no notification secret can be opened under the server's ENCRYPTION_KEY; roll it); null when a whole 2xx answer came in time (a 2xx whose body was cut off is connection_reset, one still arriving at the timeout timeout, with its status_code)
              * @example null
              */
             error: string | null;
@@ -1138,7 +1138,7 @@ export interface components {
              */
             status_code: number | null;
             /**
-             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url; null when a whole 2xx answer came in time (a 2xx whose body was cut off is connection_reset, one still arriving at the timeout timeout, with its status_code)
+             * @description unexpected_status (see status_code), timeout, connection_refused, connection_reset, dns_error, tls_error, connection_error, destination_forbidden, invalid_url, secret_unreadable (nothing was sent: no notification secret can be opened under the server's ENCRYPTION_KEY; roll it); null when a whole 2xx answer came in time (a 2xx whose body was cut off is connection_reset, one still arriving at the timeout timeout, with its status_code)
              * @example null
              */
             error: string | null;
@@ -2126,7 +2126,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, with no space at either end (HTTP drops it), or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2513,7 +2513,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, with no space at either end (HTTP drops it), or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2957,7 +2957,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, with no space at either end (HTTP drops it), or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3401,7 +3401,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, with no space at either end (HTTP drops it), or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -4727,7 +4727,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, with no space at either end (HTTP drops it), or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4960,7 +4960,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, with no space at either end (HTTP drops it), or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5193,7 +5193,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, with no space at either end (HTTP drops it), or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -5426,7 +5426,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
+                /** @description Makes the request safe to retry for 24 hours (UUID v4 recommended): a retry with the same key and body replays the first answer. 1-255 printable ASCII characters, with no space at either end (HTTP drops it), or the same key quoted as an RFC 8941 string (up to 512 characters as sent). See docs/idempotency.md. */
                 "Idempotency-Key"?: string;
             };
             path: {
