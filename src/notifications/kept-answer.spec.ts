@@ -20,4 +20,15 @@ describe('keptAnswer', () => {
   it('drops NUL and reads invalid bytes as U+FFFD', () => {
     expect(keptAnswer(Buffer.from([0x6f, 0x6b, 0x00, 0xff]))).toBe('ok\ufffd');
   });
+
+  it('keeps at most 1 KiB of UTF-8 even where invalid bytes read as the three bytes of U+FFFD', () => {
+    const invalid = keptAnswer(Buffer.alloc(KEEP_LIMIT, 0xff));
+    expect(invalid).toBe('\ufffd'.repeat(341));
+    expect(Buffer.byteLength(invalid)).toBeLessThanOrEqual(KEEP_LIMIT);
+    const mixed = keptAnswer(
+      Buffer.concat([Buffer.from('a\u0000b'), Buffer.from([0xff]), Buffer.from('é'.repeat(600))]),
+    );
+    expect(Buffer.byteLength(mixed)).toBeLessThanOrEqual(KEEP_LIMIT);
+    expect(mixed.startsWith('ab\ufffdé')).toBe(true);
+  });
 });
