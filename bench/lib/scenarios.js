@@ -11,12 +11,12 @@
 // server of ctx: 'peer', 'pooled', 'queueOnly'; null for none). `peer: true`: the scenario
 // drives the peer app (bench/peer/) and is skipped when the peer cannot run;
 // `pooled: true`: it drives a second server behind PgBouncer and is skipped when
-// pgbouncer is not installed.
+// pgbouncer is not installed. `optIn: true`: it runs only when BENCH_SCENARIOS names it.
 const { randomUUID } = require('node:crypto');
 const { runHttp, header } = require('./load');
 const { Tally } = require('./stats');
 const { webhookDeliveries } = require('./webhooks');
-const { sqlCeiling } = require('./ceiling');
+const { sqlCeiling, sqlOneStatement, sqlPipelinedOpening, sqlUnkeyed } = require('./ceiling');
 const { purgeImpact } = require('./purge');
 const { notificationScenarios } = require('./notifications');
 
@@ -183,6 +183,9 @@ const SCENARIOS = [
   peerReplay,
   ...webhookDeliveries,
   sqlCeiling,
+  sqlUnkeyed,
+  sqlPipelinedOpening,
+  sqlOneStatement,
   purgeImpact(createWithKey),
   ...notificationScenarios,
 ];

@@ -58,8 +58,8 @@ const ORDER_COLUMNS = `id, merchant_id, environment, out_trade_no, amount, curre
   status, amount_refunded, metadata, notify_url, return_url, created_at, paid_at, closed_at`;
 const LOCKED_COLUMNS = 'id, merchant_id, environment, status, amount, amount_refunded, currency';
 
-/** Claims out_trade_no; no row back means the order exists already. */
-const INSERT_ORDER: NamedStatement = {
+/** Claims out_trade_no; no row back means the order exists already. (Exported for the bench's SQL scenarios.) */
+export const INSERT_ORDER: NamedStatement = {
   name: 'kuko_insert_order',
   text: `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject, description,
                             metadata, notify_url, return_url)
