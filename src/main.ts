@@ -5,6 +5,7 @@
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
+import { constants } from 'node:os';
 import { createApp } from './app.factory';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startupSummary } from './common/logging/startup-summary';
@@ -19,7 +20,20 @@ const logger = new Logger('Main');
 
 let embedded: EmbeddedDatabase | null = null;
 
+const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+
+/**
+ * Until the app serves, a signal ends the start where it is (waiting for another
+ * instance's migration lock, say), in one line, and stops the embedded PostgreSQL if it
+ * was started; nothing was served, so nothing is drained. Exits as the signal would.
+ */
+function stopStartingOn(signal: (typeof SIGNALS)[number]): void {
+  logger.warn(`${signal} received while starting: stopping before serving`);
+  void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(128 + constants.signals[signal]));
+}
+
 async function main(): Promise<void> {
+  for (const signal of SIGNALS) process.once(signal, stopStartingOn);
   const config = loadConfig();
   // From here on every message, Nest's included, is a pino JSON line.
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel, config.logFormat)));
@@ -44,7 +58,10 @@ async function main(): Promise<void> {
   };
   // SIGHUP too (the terminal of `npm start` closed): Node's default would end the process
   // at once, dropping the requests in flight and leaving the embedded PostgreSQL running.
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(signal, () => void shutdown(signal));
+  for (const signal of SIGNALS) {
+    process.removeListener(signal, stopStartingOn);
+    process.once(signal, () => void shutdown(signal));
+  }
 
   await app.listen({ port: config.port, host: config.host });
   // A demo merchant belongs to the laptop set-up only, never to an operator's database.

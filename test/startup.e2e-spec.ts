@@ -1,8 +1,9 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { ADVISORY_LOCKS, lockArgs } from '../src/database/advisory-locks';
 import { isAlive } from '../src/database/embedded-postgres';
 import { createTestDatabase, databaseEnv, testServerUrl } from './support/database';
 import { startServerProcess } from './support/server-process';
@@ -90,6 +91,32 @@ describe('start-up (docs/operations.md)', () => {
       expect(again.status).toBe(0);
       expect(again.stdout).toContain('No pending migrations.');
     } finally {
+      await db.drop();
+    }
+  });
+
+  it('says so and exits as the signal would when SIGTERM comes while it waits for the migration lock', async () => {
+    const db = await createTestDatabase();
+    const holder = await db.pool.connect();
+    try {
+      await holder.query(`SELECT pg_advisory_lock(${lockArgs(ADVISORY_LOCKS.migrations)})`);
+      const child = spawn(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
+        env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...databaseEnv(db.url) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      await new Promise<void>((resolve) => {
+        child.stdout!.on('data', (chunk) => {
+          output += chunk;
+          if (output.includes('for the migration lock')) resolve();
+        });
+      });
+      child.kill('SIGTERM');
+      expect(await exited).toBe(143);
+      expect(output).toContain('SIGTERM received while starting: stopping before serving');
+    } finally {
+      holder.release();
       await db.drop();
     }
   });
