@@ -36,6 +36,11 @@ describe('amount in integer minor units', () => {
     expect((await refusal(CreateOrderDto, { ...order, amount: 100_000_000_001 })).message).toBe(
       'amount must not be greater than 100000000000',
     );
+    // Past 2^53 a double holds no exact integer, but 99999999999999999999 (read as 1e20) is one: out of range.
+    expect((await refusal(CreateOrderDto, { ...order, amount: 1e20 })).message).toBe(
+      'amount must not be greater than 100000000000',
+    );
+    expect((await refusal(CreateOrderDto, { ...order, amount: -(2 ** 60) })).message).toBe('amount must be at least 1');
   });
 
   it('accepts the whole range', async () => {

@@ -21,8 +21,9 @@ export function IsMinorUnits(min: number, max: number, options?: ValidationOptio
 }
 
 function minorUnitsMessage({ property, value }: ValidationArguments, min: number, max: number): string {
-  if (!Number.isSafeInteger(value)) return `${property} must be an integer number of minor units`;
-  return (value as number) < min
-    ? `${property} must be at least ${min}`
-    : `${property} must not be greater than ${max}`;
+  // An integer too large for a double to hold exactly (99999999999999999999) is out of
+  // range, not "not an integer".
+  const integer = typeof value === 'number' && Number.isInteger(value);
+  if (!integer) return `${property} must be an integer number of minor units`;
+  return value < min ? `${property} must be at least ${min}` : `${property} must not be greater than ${max}`;
 }
