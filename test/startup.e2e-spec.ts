@@ -1,10 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ADVISORY_LOCKS, lockArgs } from '../src/database/advisory-locks';
-import { isAlive } from '../src/database/embedded-postgres';
+import { freePort, isAlive } from '../src/database/embedded-postgres';
 import { createTestDatabase, databaseEnv, testServerUrl } from './support/database';
 import { startServerProcess } from './support/server-process';
 
@@ -117,6 +117,46 @@ describe('start-up (docs/operations.md)', () => {
       expect(output).toContain('SIGTERM received while starting: stopping before serving');
     } finally {
       holder.release();
+      await db.drop();
+    }
+  });
+
+  // npm runs a script under `sh -c`; Debian's sh (dash) neither execs the command nor passes
+  // on the SIGTERM npm forwards, so without `exec` the server would be left running.
+  it('npm start hands its SIGTERM to the server: the script execs node, which drains and exits', async () => {
+    const db = await createTestDatabase();
+    const { scripts } = JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    const port = await freePort();
+    let child: ChildProcess | undefined;
+    try {
+      // A process group of its own, so that whatever the script left running is ended below.
+      const script = spawn('sh', ['-c', scripts.start], {
+        cwd: join(__dirname, '..'),
+        env: { ...process.env, PORT: String(port), LOG_LEVEL: 'info', ...databaseEnv(db.url) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      child = script;
+      const exited = new Promise<number | null>((resolve) => script.once('exit', (code) => resolve(code)));
+      let output = '';
+      await new Promise<void>((resolve) => {
+        script.stdout!.on('data', (chunk) => {
+          output += chunk;
+          if (output.includes('Listening on')) resolve();
+        });
+      });
+      script.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(output).toContain('SIGTERM received');
+      await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
+    } finally {
+      try {
+        if (child?.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // The group has exited: nothing was left behind.
+      }
       await db.drop();
     }
   });

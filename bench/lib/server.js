@@ -17,10 +17,10 @@ const ROOT = join(__dirname, '..', '..');
 function startFlags() {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   const words = scripts.start.split(/\s+/);
-  if (words[0] !== 'node' || words[words.length - 1] !== 'dist/main.js') {
-    throw new Error(`package.json's start script is not "node [flags] dist/main.js": ${scripts.start}`);
+  if (words[0] !== 'exec' || words[1] !== 'node' || words[words.length - 1] !== 'dist/main.js') {
+    throw new Error(`package.json's start script is not "exec node [flags] dist/main.js": ${scripts.start}`);
   }
-  return words.slice(1, -1);
+  return words.slice(2, -1);
 }
 
 async function startServer({ databaseUrl, logFile, cleanup, env = {} }) {
