@@ -27,6 +27,23 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
   const countOrders = async (outTradeNo: string) =>
     (await t.db.pool.query('SELECT count(*)::int AS n FROM orders WHERE out_trade_no = $1', [outTradeNo])).rows[0].n;
 
+  /** Backends of the app's database waiting on a lock. */
+  async function lockWaiters(app: TestApp): Promise<number> {
+    const { rows } = await app.db.pool.query(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
+    return rows[0].n;
+  }
+
+  /** Waits until `count` backends of the app's database wait on a lock. */
+  async function waitForLockWaiters(app: TestApp, count: number): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      if ((await lockWaiters(app)) >= count) return;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    throw new Error(`${count} lock waiters never appeared`);
+  }
+
   describe('replay', () => {
     it('replays status, body, Location and the original request id, and runs nothing again', async () => {
       const key = randomUUID();
@@ -336,6 +353,49 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
         holder.release();
       }
       expectSuccess(await create(key, body), 201);
+    });
+
+    it('answers 409 at once even when the merchant has no free write slot to wait for', async () => {
+      // Four connections: three write slots, of which one merchant may hold two.
+      const small = await startTestApp({ DATABASE_POOL_SIZE: '4' });
+      const holder = await small.db.pool.connect();
+      const keyHolder = await small.db.pool.connect();
+      let closes: Promise<unknown>[] = [];
+      try {
+        const owner = await createMerchant(small);
+        const order = await createOrder(small, owner.testKey);
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
+        // Two closes queue on the locked row, holding the merchant's two slots.
+        closes = [0, 1].map(() =>
+          small
+            .http()
+            .post(`/v1/orders/${order.id}/close`)
+            .set('X-Api-Key', owner.testKey)
+            .then(
+              (response) => response,
+              () => null,
+            ),
+        );
+        await waitForLockWaiters(small, 2);
+        const key = randomUUID();
+        await keyHolder.query(`SELECT pg_advisory_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0))`, [
+          owner.id,
+          'test',
+          key,
+        ]);
+        const twin = await postOrder(small, owner.testKey, orderBody(), key);
+        // Said at once: while the closes still hold the slots, not once they gave up.
+        expectError(twin, 409, 'idempotency_in_progress', 'Idempotency-Key');
+        expect(await lockWaiters(small)).toBe(2);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        holder.release();
+        await keyHolder.query('SELECT pg_advisory_unlock_all()');
+        keyHolder.release();
+        await Promise.all(closes);
+        await small.close();
+      }
     });
 
     it('executes 30 concurrent identical requests exactly once', async () => {

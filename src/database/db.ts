@@ -286,6 +286,14 @@ export class Db implements Connection {
     return this.inSlot(tenant, fn);
   }
 
+  /**
+   * Whether a transaction of `tenant` would start without waiting for a write slot (one
+   * already open is joined, so it waits for none).
+   */
+  writeSlotFree(tenant: string): boolean {
+    return this.current.getStore() !== undefined || this.writeSlots.availableTo(tenant);
+  }
+
   private async inSlot<T>(tenant: string, fn: () => Promise<T>): Promise<T> {
     this.waiting += 1;
     try {

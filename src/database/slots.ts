@@ -47,6 +47,11 @@ export class Slots {
     });
   }
 
+  /** Whether `tenant` would be granted a slot now, without waiting. */
+  availableTo(tenant: string): boolean {
+    return this.canTake(tenant);
+  }
+
   release(tenant: string): void {
     const held = (this.heldBy.get(tenant) ?? 0) - 1;
     if (held > 0) this.heldBy.set(tenant, held);

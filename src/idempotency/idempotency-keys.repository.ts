@@ -112,11 +112,26 @@ const DELETE_EXPIRED_BATCH = `
       LIMIT $1
         FOR UPDATE SKIP LOCKED))`;
 
+/**
+ * Whether another transaction holds the key's lock now: tried in a statement of its own,
+ * outside any transaction, so a lock it gets ends with that statement.
+ */
+const HELD: NamedStatement = {
+  name: 'kuko_idempotency_key_held',
+  text: `SELECT NOT pg_try_advisory_xact_lock(${idempotencyKeyLockId('$1', '$2', '$3')}) AS held`,
+};
+
 /** The idempotency_keys table. */
 @Injectable()
 export class IdempotencyKeysRepository {
   constructor(private readonly db: Db) {
     db.prepareOnEveryConnection([CLAIM, DELETE_EXPIRED, INSERT]);
+  }
+
+  /** Whether a request running elsewhere holds the key (see HELD); takes no lock that lasts. */
+  async isHeld({ merchantId, environment, key }: KeyScope): Promise<boolean> {
+    const row = await this.db.one<{ held: boolean }>(HELD, [merchantId, environment, key]);
+    return row?.held === true;
   }
 
   /** The statement sent with BEGIN: lock the key and read what it holds (see toClaim). */

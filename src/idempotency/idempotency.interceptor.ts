@@ -94,6 +94,13 @@ export class IdempotencyInterceptor implements NestInterceptor {
     run: () => Promise<ApiResponse>,
     sealed: boolean,
   ): Promise<ApiResponse> {
+    // The claim comes with BEGIN, after a write slot: when the merchant's slots are all
+    // taken (requests queued on a hot row), a twin would wait for one before learning that
+    // its key is held. It is asked first, so that it is answered 409 at once (SPEC §7.6).
+    if (!this.db.writeSlotFree(scope.merchantId) && (await this.keys.isHeld(scope))) {
+      this.logOutcome(request, 'in_progress');
+      throw keyInProgress(IN_PROGRESS_MESSAGE);
+    }
     let executed = false;
     try {
       const response = await this.db.transaction(
@@ -103,9 +110,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           if (claim.stored) return this.answerFromStore(request, claim.stored, incoming);
           if (!claim.locked) {
             this.logOutcome(request, 'in_progress');
-            throw keyInProgress(
-              'A request with this Idempotency-Key is still being processed; retry later for its result.',
-            );
+            throw keyInProgress(IN_PROGRESS_MESSAGE);
           }
           const answer = await this.runAfterSavepoint(request, run);
           const stored = sealed ? this.sealedAnswer(answer) : answer;
@@ -223,6 +228,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   }
 }
 
+const IN_PROGRESS_MESSAGE = 'A request with this Idempotency-Key is still being processed; retry later for its result.';
 const CONFLICT_MESSAGE = 'A concurrent request touched the same data; retry with the same Idempotency-Key.';
 
 function keyInProgress(message: string): DomainError {
