@@ -14,4 +14,13 @@ describe('loggableUrl', () => {
     expect(loggableUrl('/v1/orders?token')).toBe('/v1/orders?token=[redacted]');
     expect(loggableUrl('/v1/orders?&limit=5')).toBe('/v1/orders?&limit=5');
   });
+
+  it('redacts the userinfo of an absolute-form target, whatever it holds', () => {
+    expect(loggableUrl('http://merchant:kuko_live_secret@127.0.0.1:3000/v1/account')).toBe(
+      'http://[redacted]@127.0.0.1:3000/v1/account',
+    );
+    expect(loggableUrl('http://a@b:c@host/v1/orders?limit=1')).toBe('http://[redacted]@host/v1/orders?limit=1');
+    expect(loggableUrl('/v1/orders/x@y')).toBe('/v1/orders/x@y');
+    expect(loggableUrl('http://host/v1/orders/x@y')).toBe('http://host/v1/orders/x@y');
+  });
 });

@@ -13,6 +13,8 @@ export const LOGGED_QUERY_PARAMETERS: ReadonlySet<string> = new Set([
 ]);
 
 const REDACTED = '[redacted]';
+/** The scheme and the userinfo of an absolute-form target, up to the last `@` of its authority. */
+const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/;
 /** An undeclared name short and plain enough to be a parameter's name, not a pasted secret. */
 const PLAIN_NAME = /^[A-Za-z0-9_.-]{1,32}$/;
 
@@ -21,9 +23,12 @@ const PLAIN_NAME = /^[A-Za-z0-9_.-]{1,32}$/;
  * the API declares. A confused client sends `?api_key=kuko_live_…` (answered 400
  * `parameter_unknown`); that value, or a key pasted as a name, must not reach the logs.
  * An undeclared parameter keeps its name when it is a plain short one, so the line still
- * says what was sent.
+ * says what was sent. The userinfo of an absolute-form target (`http://user:key@host/…`)
+ * is redacted too.
  */
-export function loggableUrl(url: string): string {
+export function loggableUrl(sent: string): string {
+  // An absolute-form target (a client behind a forward proxy) may carry user:password@.
+  const url = sent.replace(USERINFO, `$1${REDACTED}@`);
   const start = url.indexOf('?');
   if (start === -1) return url;
   const query = url
