@@ -224,6 +224,13 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
           expect(text).not.toMatch(/100 Continue/);
           expect(text).toMatch(/^HTTP\/1\.1 404 /);
           expect(text).toContain('"error":"route_not_found"');
+          // However long its id: the route is not there, whatever the id names.
+          const longId = await closed
+            .http()
+            .post(`/v1/admin/merchants/${'m'.repeat(1200)}/api_keys/roll`)
+            .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+            .send({});
+          expectError(longId, 404, 'route_not_found');
         } finally {
           await closed.close();
         }
@@ -627,6 +634,17 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
         .post(`/v1/%77ebhooks/${'p'.repeat(1200)}`)
         .send({});
       expectError(provider, 404, 'resource_missing', 'provider');
+    });
+
+    // The router refuses these before Fastify's request hooks run; they are counted all the same.
+    it('counts an id longer than any object has in /metrics, without a route', async () => {
+      const series = 'kukopay_http_requests_total{method="GET",route="unmatched",status="404"}';
+      const before = await scrape(t);
+      await t
+        .http()
+        .get(`/v1/orders/ord_${'a'.repeat(1200)}`)
+        .set('X-Api-Key', merchant.testKey);
+      expect(delta(before, await scrape(t), series)).toBe(1);
     });
 
     it('refuses a body that is not valid UTF-8, and stores nothing under its key', async () => {

@@ -88,6 +88,14 @@ export class Connections {
     this.listeners.push(listener);
   }
 
+  /**
+   * Reports an answer sent outside Fastify's request hooks (Fastify's own refusal of a URL
+   * it cannot route), so that it is logged and counted like every other.
+   */
+  report(answer: RawAnswer): void {
+    for (const listener of this.listeners) listener(answer);
+  }
+
   /** Whether the client waits for 100 Continue before it sends the request's body. */
   expectsContinue(request: IncomingMessage): boolean {
     return this.awaitingContinue.has(request);

@@ -78,13 +78,23 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       rewriteUrl: (raw: IncomingMessage) => withoutFragment(raw.url ?? '/'),
       logger: false,
       // A URL Fastify cannot route never reaches Nest; answer it in the envelope too.
+      // Fastify's request here has none of the hooks that log and count, so the answer is
+      // reported to their listeners the way the parser's refusals are.
       frameworkErrors: (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) => {
         reply.header(REQUEST_ID_HEADER, request.id);
         const refusal =
           error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-            ? tooLongParameter(request.url)
+            ? tooLongParameter(request.url, absentRoutePrefixes)
             : new DomainError('malformed_request', 'The URL has a malformed percent-encoding.');
-        sendApiResponse(reply, toErrorResponse(refusal, request.id));
+        const response = toErrorResponse(refusal, request.id);
+        sendApiResponse(reply, response);
+        late.connections?.report({
+          requestId: request.id,
+          method: request.method,
+          url: request.url,
+          status: response.status,
+          error: refusal.code,
+        });
       },
     });
     const fastify = this.getInstance();
@@ -167,15 +177,19 @@ function withoutFragment(url: string): string {
  * A path parameter longer than any could be (the router stops at 1000 characters): each
  * names an object by its id, or, on the webhook route, a provider. The route is not
  * matched yet, so it is told from the path (decoded: `/v1/%77ebhooks/…` is that route).
+ * Under a prefix that is absent here (the admin API without ADMIN_TOKEN), it is the
+ * unknown route the others of that prefix are.
  */
-function tooLongParameter(url: string): DomainError {
+function tooLongParameter(url: string, absentRoutePrefixes: readonly string[]): DomainError {
   let path = url.split('?')[0];
   try {
     path = decodeURIComponent(path);
   } catch {
     // Kept as sent: the parameter is what is refused, not the encoding.
   }
-  if (path.replace(/\/+/g, '/').startsWith(WEBHOOK_PREFIX)) {
+  path = path.replace(/\/+/g, '/');
+  if (absentRoutePrefixes.some((prefix) => path.startsWith(prefix))) return routeNotFound();
+  if (path.startsWith(WEBHOOK_PREFIX)) {
     return new DomainError(
       'resource_missing',
       'No webhook provider has a name of more than 1000 characters.',
