@@ -33,8 +33,9 @@ export class BearerToken {
         'Authorization',
       );
     }
-    // The scheme is case-insensitive (RFC 9110 §11.1): bearer and BEARER are Bearer.
-    const match = /^Bearer (.+)$/i.exec(header);
+    // The scheme is case-insensitive (RFC 9110 §11.1): bearer and BEARER are Bearer; one
+    // or more spaces follow it (§11.4, `1*SP`), and no configured token holds a space.
+    const match = /^Bearer +(.+)$/i.exec(header);
     if (match && timingSafeEqual(sha256(match[1]), this.expected)) return null;
     return new DomainError('api_key_invalid', `The ${this.what} is not valid.`, 'Authorization');
   }
