@@ -159,6 +159,17 @@ describe('orders', () => {
     expect(response.body.message).toBe(message);
   });
 
+  it.each([
+    ['subject', 5],
+    ['description', true],
+    ['out_trade_no', 42],
+    ['subject', ['s']],
+  ])('says %s must be a string when sent %j, not the length or pattern a string would need', async (field, value) => {
+    const response = await post(orderBody({ [field]: value }));
+    expectError(response, 400, 'parameter_invalid', field);
+    expect(response.body.message).toBe(`${field} must be a string`);
+  });
+
   it('accepts the bounds of every field', async () => {
     const response = await post(
       orderBody({

@@ -19,7 +19,9 @@ export function createValidationPipe(): ValidationPipe {
     transform: true,
     transformOptions: { enableImplicitConversion: false },
     validationError: { target: false, value: true },
-    stopAtFirstError: true,
+    // Every rule of a failing field runs (a valid one runs them all anyway), so that a
+    // value of the wrong type is told its type, not a length or pattern (pickRule).
+    stopAtFirstError: false,
     exceptionFactory: (errors) => toValidationError(errors),
   });
 }
@@ -39,8 +41,17 @@ export function toValidationError(errors: ValidationError[]): DomainError {
   // A field's own rule would describe a value it was not sent ("at most 1000 characters").
   const fix = 'isDefined' in constraints ? 'send a value' : 'leave it out, or send a value';
   const message =
-    error.value === null ? `${path} must not be null: ${fix}` : (Object.values(constraints)[0] ?? `${path} is invalid`);
+    error.value === null ? `${path} must not be null: ${fix}` : (pickRule(constraints) ?? `${path} is invalid`);
   return new DomainError('parameter_invalid', message, path);
+}
+
+/**
+ * The message of the rule to name: the type rule when the value is not even a string
+ * (`description: 5` is "must be a string", not "at most 1000 characters"), else the first
+ * broken rule in the order the DTO's decorators register them.
+ */
+function pickRule(constraints: Record<string, string>): string | undefined {
+  return constraints.isString ?? Object.values(constraints)[0];
 }
 
 function firstLeaf(errors: ValidationError[], prefix: string): { error: ValidationError; path: string } | null {
