@@ -546,6 +546,15 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expect((await rawGet('/docs/swagger-ui.css')).status).toBe(200);
     });
 
+    it("answers the reference's files' range and precondition refusals with their own status", async () => {
+      const file = () => t.http().get('/docs/swagger-ui.css');
+      const beyond = await file().set('Range', 'bytes=999999999-');
+      expectError(beyond, 416, 'range_not_satisfiable', 'Range');
+      expect(beyond.headers['content-range']).toMatch(/^bytes \*\/\d+$/);
+      expectError(await file().set('If-Match', '"another"'), 412, 'precondition_failed');
+      expect((await file().set('Range', 'bytes=0-3')).status).toBe(206);
+    });
+
     it('takes an encoded reserved character in a path parameter for the same parameter', async () => {
       const key = randomUUID();
       const close = (id: string) =>

@@ -477,7 +477,7 @@ export interface components {
              * @example resource_missing
              * @enum {string}
              */
-            error: "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "idempotency_error" | "order_not_paid" | "order_not_closable" | "refund_amount_exceeded" | "order_not_payable" | "refund_not_pending" | "event_not_deliverable" | "webhook_signature_invalid" | "api_key_missing" | "api_key_invalid" | "resource_missing" | "route_not_found" | "idempotency_in_progress" | "payload_too_large" | "malformed_request" | "request_timeout" | "headers_too_large" | "rate_limited" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "resource_not_ready" | "webhooks_not_configured";
+            error: "parameter_invalid" | "parameter_missing" | "parameter_unknown" | "invalid_json" | "idempotency_key_invalid" | "idempotency_error" | "order_not_paid" | "order_not_closable" | "refund_amount_exceeded" | "order_not_payable" | "refund_not_pending" | "event_not_deliverable" | "webhook_signature_invalid" | "api_key_missing" | "api_key_invalid" | "resource_missing" | "route_not_found" | "idempotency_in_progress" | "payload_too_large" | "precondition_failed" | "range_not_satisfiable" | "malformed_request" | "request_timeout" | "headers_too_large" | "rate_limited" | "unsupported_media_type" | "internal_error" | "service_unavailable" | "resource_not_ready" | "webhooks_not_configured";
             /**
              * @description Category: tells whether a retry can help
              * @example invalid_request_error

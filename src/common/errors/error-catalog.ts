@@ -27,6 +27,10 @@ export const ERROR_CATALOG = {
   route_not_found: invalid(404),
   idempotency_in_progress: { status: 409, type: 'idempotency_error' },
   payload_too_large: invalid(413),
+  // Only the reference's static files (GET /docs/…) answer these: the API takes no Range
+  // and no conditional request headers.
+  precondition_failed: invalid(412),
+  range_not_satisfiable: invalid(416),
   malformed_request: invalid(400),
   request_timeout: invalid(408),
   headers_too_large: invalid(431),

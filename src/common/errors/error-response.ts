@@ -74,10 +74,26 @@ export function toDomainError(exception: unknown): DomainError {
 function fromHttpException(exception: HttpException): DomainError {
   // The reference's static files refuse a path with `..`, `.` or NUL in it: no such file
   // is served, so it is answered as under /v1, as no route.
-  if ((exception.cause as { code?: unknown } | undefined)?.code === 'FST_STATIC_FORBIDDEN_PATH') return routeNotFound();
+  const cause = exception.cause as { code?: unknown; headers?: Record<string, string> } | undefined;
+  if (cause?.code === 'FST_STATIC_FORBIDDEN_PATH') return routeNotFound();
   switch (exception.getStatus()) {
     case 404:
       return routeNotFound();
+    case 412:
+      return new DomainError(
+        'precondition_failed',
+        "The file does not match the request's If-Match or If-Unmodified-Since.",
+      );
+    case 416: {
+      // `Content-Range: bytes */<length>` tells the client the file's length (RFC 9110 §15.5.17).
+      const range = cause?.headers?.['Content-Range'];
+      return new DomainError(
+        'range_not_satisfiable',
+        'The requested Range lies outside the file.',
+        'Range',
+        range ? { 'Content-Range': range } : {},
+      );
+    }
     case 413:
       return new DomainError('payload_too_large', 'The request body is larger than 64 KiB.');
     case 415:
