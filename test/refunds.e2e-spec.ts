@@ -175,6 +175,9 @@ describe('partial refunds (docs/refunds.md)', () => {
       `The refund of 991 exceeds the 990 still refundable on order ${paid.id} (minor units of USD).`,
     );
     expect(await refundSum(paid.id)).toBe(2000);
+    // Larger than any order can be, still only more than is refundable.
+    expectError(await refund({ order_id: paid.id, amount: 100000000001 }), 400, 'refund_amount_exceeded', 'amount');
+    expectError(await refund({ order_id: paid.id, amount: 2 ** 53 }), 400, 'parameter_invalid', 'amount');
   });
 
   it('lets exactly two of 10 concurrent refunds of 1000 on a 2990 order through', async () => {

@@ -831,7 +831,7 @@ export interface components {
             /** @example ORDER_20260921_0001 */
             out_trade_no?: string;
             /**
-             * @description Integer minor units; default: all that is still refundable
+             * @description Integer minor units; default: all that is still refundable. More than that is 400 refund_amount_exceeded
              * @example 1000
              */
             amount?: number;

@@ -3,8 +3,13 @@ import { IsString, Matches } from 'class-validator';
 import { ApiSchemaRules } from '../../common/openapi/schema-rules';
 import { IsMinorUnits } from '../../common/validation/minor-units';
 import { Chars, Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
-import { MAX_AMOUNT } from '../../orders/dto/create-order.dto';
 import { IsNotifyUrl, NOTIFY_URL_SCHEMA } from '../../notifications/notify-url.validator';
+
+/**
+ * SPEC bounds a refund only by what its order has left, so any larger amount is
+ * refund_amount_exceeded; the range refuses only what JSON cannot carry exactly.
+ */
+const MAX_REFUND_AMOUNT = Number.MAX_SAFE_INTEGER;
 
 /** Exactly one of order_id and out_trade_no names the order (checked by the service). */
 @ApiSchemaRules({
@@ -33,11 +38,12 @@ export class CreateRefundDto {
     type: 'integer',
     example: 1000,
     minimum: 1,
-    maximum: MAX_AMOUNT,
-    description: 'Integer minor units; default: all that is still refundable',
+    maximum: MAX_REFUND_AMOUNT,
+    description:
+      'Integer minor units; default: all that is still refundable. More than that is 400 refund_amount_exceeded',
   })
   @Optional()
-  @IsMinorUnits(1, MAX_AMOUNT)
+  @IsMinorUnits(1, MAX_REFUND_AMOUNT)
   amount?: number;
 
   @ApiPropertyOptional({
