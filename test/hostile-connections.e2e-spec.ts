@@ -645,14 +645,16 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectError(provider, 404, 'resource_missing', 'provider');
     });
 
+    it('asks for the API key before it says an id is too long for any object', async () => {
+      const response = await t.http().get(`/v1/orders/ord_${'a'.repeat(1200)}`);
+      expectError(response, 401, 'api_key_missing', 'X-Api-Key');
+    });
+
     // The router refuses these before Fastify's request hooks run; they are counted all the same.
-    it('counts an id longer than any object has in /metrics, without a route', async () => {
-      const series = 'kukopay_http_requests_total{method="GET",route="unmatched",status="404"}';
+    it('counts a path with a malformed percent-encoding in /metrics, without a route', async () => {
+      const series = 'kukopay_http_requests_total{method="GET",route="unmatched",status="400"}';
       const before = await scrape(t);
-      await t
-        .http()
-        .get(`/v1/orders/ord_${'a'.repeat(1200)}`)
-        .set('X-Api-Key', merchant.testKey);
+      expectError(await t.http().get('/v1/orders/%zz').set('X-Api-Key', merchant.testKey), 400, 'malformed_request');
       expect(delta(before, await scrape(t), series)).toBe(1);
     });
 

@@ -1,6 +1,6 @@
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { IncomingMessage } from 'node:http';
+import { maxHeaderSize, type IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { DomainError } from '../errors/domain-error';
 import { notJsonBody, routeNotFound, toErrorResponse } from '../errors/error-response';
@@ -69,23 +69,26 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       // has drained), each on a connection closed after its answer (Connections.drain);
       // Fastify's own 503 would have no envelope and no request id.
       return503OnClosing: false,
-      // Trailing slashes and double slashes name the same route. An id too long for any
-      // object still reaches its route, to be answered resource_missing.
-      routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 1000 },
+      // Trailing slashes and double slashes name the same route. A parameter may be as long
+      // as the request line (the parser refuses headers over 16 KiB), so every route is
+      // matched and answers as it always does: authentication first, then an id too long
+      // for any object is resource_missing.
+      routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: maxHeaderSize },
       // A fragment is the client's own (RFC 9110 §4.2.4) and never meant for the server;
       // one sent anyway is dropped before routing, where the router would read it as a
       // query string (`/v1/orders#x` as `?x`).
       rewriteUrl: (raw: IncomingMessage) => withoutFragment(raw.url ?? '/'),
       logger: false,
-      // A URL Fastify cannot route never reaches Nest; answer it in the envelope too.
-      // Fastify's request here has none of the hooks that log and count, so the answer is
-      // reported to their listeners the way the parser's refusals are.
+      // A URL Fastify cannot route (a malformed percent-encoding in its path) never reaches
+      // Nest; answer it in the envelope too. Fastify's request here has none of the hooks
+      // that log and count, so the answer is reported to their listeners the way the
+      // parser's refusals are.
       frameworkErrors: (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) => {
         reply.header(REQUEST_ID_HEADER, request.id);
-        const refusal =
-          error.code === 'FST_ERR_MAX_PARAM_LENGTH'
-            ? tooLongParameter(request.url, absentRoutePrefixes)
-            : new DomainError('malformed_request', 'The URL has a malformed percent-encoding.');
+        const refusal = new DomainError(
+          'malformed_request',
+          error.code === 'FST_ERR_BAD_URL' ? 'The URL has a malformed percent-encoding.' : 'The URL cannot be routed.',
+        );
         const response = toErrorResponse(refusal, request.id);
         sendApiResponse(reply, response);
         late.connections?.report({
@@ -171,32 +174,6 @@ export class KukoFastifyAdapter extends FastifyAdapter {
 function withoutFragment(url: string): string {
   const hash = url.indexOf('#');
   return hash === -1 ? url : url.slice(0, hash);
-}
-
-/**
- * A path parameter longer than any could be (the router stops at 1000 characters): each
- * names an object by its id, or, on the webhook route, a provider. The route is not
- * matched yet, so it is told from the path (decoded: `/v1/%77ebhooks/…` is that route).
- * Under a prefix that is absent here (the admin API without ADMIN_TOKEN), it is the
- * unknown route the others of that prefix are.
- */
-function tooLongParameter(url: string, absentRoutePrefixes: readonly string[]): DomainError {
-  let path = url.split('?')[0];
-  try {
-    path = decodeURIComponent(path);
-  } catch {
-    // Kept as sent: the parameter is what is refused, not the encoding.
-  }
-  path = path.replace(/\/+/g, '/');
-  if (absentRoutePrefixes.some((prefix) => path.startsWith(prefix))) return routeNotFound();
-  if (path.startsWith(WEBHOOK_PREFIX)) {
-    return new DomainError(
-      'resource_missing',
-      'No webhook provider has a name of more than 1000 characters.',
-      'provider',
-    );
-  }
-  return new DomainError('resource_missing', 'No object has an id of more than 1000 characters.', 'id');
 }
 
 /**
