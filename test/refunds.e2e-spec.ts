@@ -225,6 +225,37 @@ describe('partial refunds (docs/refunds.md)', () => {
     expect(all.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 201]);
   });
 
+  // A merchant's retry that names another order by mistake: the out_refund_no decides,
+  // whichever of the two is first to commit, not how their orders stand meanwhile.
+  it('answers an out_refund_no in use by a refund still being made with that refund, even for another order', async () => {
+    const paid = await createPaidOrder(t, merchant.testKey);
+    const unpaid = await createOrder(t, merchant.testKey);
+    const outRefundNo = `RF_${randomUUID()}`;
+    const holder = await t.db.pool.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [paid.id]);
+      // then() sends it now; supertest sends a request only when it is awaited.
+      const first = refund({ order_id: paid.id, amount: 500, out_refund_no: outRefundNo }).then((r) => r);
+      await new Promise((pause) => setTimeout(pause, 300));
+      let secondSettled = false;
+      const second = refund({ order_id: unpaid.id, amount: 500, out_refund_no: outRefundNo }).then((r) => {
+        secondSettled = true;
+        return r;
+      });
+      await new Promise((pause) => setTimeout(pause, 300));
+      expect(secondSettled).toBe(false); // it waits for the first, not refused order_not_paid
+      await holder.query('COMMIT');
+      const [made, repeated] = await Promise.all([first, second]);
+      expectSuccess(made, 201);
+      expectSuccess(repeated, 200);
+      expect(repeated.body.data).toEqual(made.body.data);
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+    }
+  });
+
   it('gets refunds by id, by out_refund_no, and per order', async () => {
     const paid = await createPaidOrder(t, merchant.testKey);
     const outRefundNo = `RF_${randomUUID()}`;

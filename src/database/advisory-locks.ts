@@ -22,6 +22,18 @@ export const ADVISORY_LOCKS = {
 
 export type AdvisoryLock = (typeof ADVISORY_LOCKS)[keyof typeof ADVISORY_LOCKS];
 
+/**
+ * The classid ("KURF") of the transaction locks on a refund's out_refund_no, whose objid is
+ * a hash of (merchant, environment, out_refund_no): apart from LOCK_CLASS's fixed locks, so
+ * a refund can never wait on the purge. Two numbers sharing a hash only queue briefly.
+ */
+export const REFUND_NUMBER_LOCK_CLASS = 0x4b555246;
+
+/** SQL for the two-int lock of an out_refund_no, over three text parameters or expressions. */
+export function refundNumberLockArgs(merchant: string, environment: string, outRefundNo: string): string {
+  return `${REFUND_NUMBER_LOCK_CLASS}, hashtext(${merchant} || '/' || ${environment} || '/' || ${outRefundNo})`;
+}
+
 /** The SQL arguments of a two-int lock, e.g. `pg_try_advisory_lock(${lockArgs(lock)})`. */
 export function lockArgs(lock: AdvisoryLock): string {
   return `${lock.classid}, ${lock.objid}`;

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Environment } from '../domain/environment';
+import { refundNumberLockArgs } from '../database/advisory-locks';
 import { Db } from '../database/db';
 import { keysetRows, KeysetRows } from '../database/keyset-page';
 import type { OrderScope } from '../orders/orders.repository';
@@ -57,6 +58,18 @@ export class RefundsRepository {
   constructor(private readonly db: Db) {}
 
   /** The new refund, or null when (merchant, environment, out_refund_no) was taken. */
+  /**
+   * Waits for any other transaction creating a refund under this out_refund_no to end, so
+   * that what it committed is seen before this one reads its order (RefundsService.create).
+   */
+  async lockOutRefundNo(scope: OrderScope, outRefundNo: string): Promise<void> {
+    await this.db.rows(`SELECT pg_advisory_xact_lock(${refundNumberLockArgs('$1', '$2', '$3')})`, [
+      scope.merchantId,
+      scope.environment,
+      outRefundNo,
+    ]);
+  }
+
   insertIfAbsent(scope: OrderScope, refund: NewRefund): Promise<RefundRow | null> {
     return this.db.one<RefundRow>(
       `INSERT INTO refunds (id, merchant_id, environment, order_id, out_refund_no, amount, currency, reason, notify_url)

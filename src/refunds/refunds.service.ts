@@ -40,13 +40,18 @@ export class RefundsService {
     return this.db.transaction(auth.merchantId, () => this.createLocked(auth, dto));
   }
 
-  /** The order lock, the refund and the order's new refunded amount: one transaction. */
+  /**
+   * The out_refund_no's lock, the order lock, the refund and the order's new refunded
+   * amount: one transaction. The out_refund_no is locked first (always before an order, so
+   * no two refunds wait on each other in a cycle): a concurrent request with the same
+   * number, even for another order, is then always answered with its refund once it
+   * commits, never refused meanwhile for its own order's state or amount left.
+   */
   private async createLocked(auth: RequestAuth, dto: CreateRefundDto): Promise<CreatedRefund> {
-    const order = await this.lockOrder(auth, dto);
-    // A concurrent request with this out_refund_no may have refunded the order while we
-    // waited for its lock: its refund is the answer, not a refusal for the amount left.
+    if (dto.out_refund_no !== undefined) await this.refunds.lockOutRefundNo(auth, dto.out_refund_no);
     const committedMeanwhile = await this.findRepeat(auth, dto);
     if (committedMeanwhile) return { refund: committedMeanwhile, created: false };
+    const order = await this.lockOrder(auth, dto);
     const amount = refundableAmount(order, dto);
 
     const inserted = await this.refunds.insertIfAbsent(auth, {
