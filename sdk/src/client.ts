@@ -16,6 +16,20 @@ export interface KukoPayOptions {
  * timeouts, 409, 429 and 5xx with backoff; every POST is sent with one Idempotency-Key
  * and the same body bytes on every attempt, so a retry never executes twice.
  */
+/** An http(s) URL fetch can send to: it refuses one with a user name or password. */
+function checkBaseUrl(baseUrl: unknown): void {
+  let url: URL | null = null;
+  try {
+    url = typeof baseUrl === 'string' && /^https?:\/\/[^/]/i.test(baseUrl) ? new URL(baseUrl) : null;
+  } catch {
+    // Not a URL: refused below.
+  }
+  if (url === null) throw new TypeError('baseUrl must be an http(s) URL.');
+  if (url.username !== '' || url.password !== '') {
+    throw new TypeError('baseUrl must not hold a user name or password: the API key is the credential.');
+  }
+}
+
 export class KukoPay {
   static readonly notifications = { verify } as const;
 
@@ -27,13 +41,15 @@ export class KukoPay {
   readonly testHelpers: TestHelpers;
 
   constructor(apiKey: string, options: KukoPayOptions) {
-    if (typeof apiKey !== 'string' || !/^kuko_(test|live)_/.test(apiKey)) {
+    // The whole key, as the server makes them: a stray character (a pasted quote, an
+    // accent) would otherwise fail in fetch, on every call, as something else.
+    if (typeof apiKey !== 'string' || !/^kuko_(test|live)_[A-Za-z0-9_-]+$/.test(apiKey)) {
       throw new TypeError('The API key is the kuko_test_… or kuko_live_… secret key of your merchant.');
     }
     const maxRetries = options?.maxRetries ?? 3;
     const timeoutMs = options?.timeoutMs ?? 30000;
     checkLimits(maxRetries, timeoutMs);
-    if (!/^https?:\/\/[^/]/.test(options?.baseUrl ?? '')) throw new TypeError('baseUrl must be an http(s) URL.');
+    checkBaseUrl(options?.baseUrl);
     const sender = new RequestSender(apiKey, { baseUrl: options.baseUrl, maxRetries, timeoutMs });
     this.orders = new Orders(sender);
     this.refunds = new Refunds(sender);

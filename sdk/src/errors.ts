@@ -113,14 +113,20 @@ export interface ErrorAnswer {
 
 /** The error for an answer that is not a success: by its `type`, or by status when the body is not ours. */
 export function errorFromAnswer({ status, headers, body, idempotencyKey }: ErrorAnswer): KukoPayError {
-  const requestId = headers['x-request-id'] ?? null;
+  const requestId = headers['x-request-id'] ?? requestIdOf(body);
   if (isErrorBody(body)) {
     const param = body.param ?? null;
     const fields = { message: body.message, status, code: body.error, param, requestId, idempotencyKey, headers };
-    return new BY_TYPE[body.type](fields);
+    if (Object.hasOwn(BY_TYPE, body.type)) return new BY_TYPE[body.type](fields);
+    // A category this client does not know yet (a newer server): its code and message
+    // still say what happened; the class follows the status.
+    return byStatus(status, fields);
   }
   const message = `The server answered ${status} without a KukoPay error body.`;
-  const fields = { message, status, code: null, param: null, requestId, idempotencyKey, headers };
+  return byStatus(status, { message, status, code: null, param: null, requestId, idempotencyKey, headers });
+}
+
+function byStatus(status: number, fields: KukoPayErrorFields): KukoPayError {
   if (status === 401) return new KukoPayAuthenticationError(fields);
   if (status === 429) return new KukoPayRateLimitError(fields);
   if (status === 409) return new KukoPayIdempotencyError(fields);
@@ -131,9 +137,12 @@ function isErrorBody(body: unknown): body is ApiErrorBody {
   if (typeof body !== 'object' || body === null) return false;
   const candidate = body as Record<string, unknown>;
   return (
-    typeof candidate.error === 'string' &&
-    typeof candidate.message === 'string' &&
-    typeof candidate.type === 'string' &&
-    Object.hasOwn(BY_TYPE, candidate.type)
+    typeof candidate.error === 'string' && typeof candidate.message === 'string' && typeof candidate.type === 'string'
   );
+}
+
+/** The body's request_id, when a proxy dropped the X-Request-Id header. */
+function requestIdOf(body: unknown): string | null {
+  const id = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).request_id : undefined;
+  return typeof id === 'string' ? id : null;
 }

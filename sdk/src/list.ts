@@ -34,6 +34,10 @@ export class ListRequest<T extends { id: string }, P extends PageParams = PagePa
     return this.firstPage().catch(onRejected);
   }
 
+  finally(onFinally?: (() => void) | null) {
+    return this.firstPage().finally(onFinally);
+  }
+
   async *[Symbol.asyncIterator](): AsyncIterator<T> {
     let page = await this.firstPage();
     for (;;) {

@@ -12,7 +12,13 @@
  * caller's `signal` ends the whole call, the waits between attempts included.
  */
 import { randomUUID } from 'node:crypto';
-import { errorFromAnswer, KukoPayAPIError, KukoPayConnectionError, KukoPayError } from './errors.ts';
+import {
+  errorFromAnswer,
+  KukoPayAPIError,
+  KukoPayConnectionError,
+  KukoPayError,
+  KukoPayInvalidRequestError,
+} from './errors.ts';
 import { AttemptFailure, retryDecision } from './retry.ts';
 import { VERSION } from './version.ts';
 
@@ -99,6 +105,7 @@ export class RequestSender {
       throw new TypeError('idempotencyKey must be 1 to 255 printable ASCII characters, with no space at either end.');
     }
     const body = request.body === undefined ? undefined : JSON.stringify(request.body);
+    if (body !== undefined && Buffer.byteLength(body) > MAX_BODY_BYTES) throw tooLarge(body, idempotencyKey);
     const headers: Record<string, string> = {
       'X-Api-Key': this.#apiKey,
       Accept: 'application/json',
@@ -152,6 +159,10 @@ export class RequestSender {
       response.headers.forEach((value, name) => (headers[name] = value));
       return { status: response.status, headers, text };
     } catch (error) {
+      // fetch's own TypeError without a cause: the request could not even be built (a
+      // header value that is not a byte string, say). Nothing was sent; a retry would
+      // fail alike. A network failure is a TypeError too, but with its cause.
+      if (isUnsendable(error)) throw error;
       return { status: null, failure: timeout.aborted ? 'timeout' : 'connection', error };
     }
   }
@@ -226,10 +237,42 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   });
 }
 
+/** fetch's TypeError for a request it cannot build: a network failure has a cause. */
+function isUnsendable(error: unknown): boolean {
+  // By name: fetch's errors may come from another realm than this module's TypeError.
+  const { name, cause } = typeof error === 'object' && error !== null ? (error as Error) : ({} as Error);
+  return name === 'TypeError' && cause === undefined;
+}
+
+/** The largest timer Node keeps: a longer one fires after 1 ms (TimeoutOverflowWarning). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 /** Throws a TypeError for a retry count or timeout that cannot be meant. */
 export function checkLimits(maxRetries: number, timeoutMs: number): void {
   if (!Number.isInteger(maxRetries) || maxRetries < 0) throw new TypeError('maxRetries must be an integer ≥ 0.');
-  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0) throw new TypeError('timeoutMs must be an integer > 0.');
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_TIMEOUT_MS) {
+    throw new TypeError(`timeoutMs must be an integer from 1 to ${MAX_TIMEOUT_MS}.`);
+  }
+}
+
+/** The server's limit on a request body (SPEC §4: 413 payload_too_large over 64 KiB). */
+const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * The server's own answer to a body over its limit, without sending it: Node's fetch
+ * loses that answer while it is still uploading a body of a few MB (EPIPE), which would
+ * read as a connection failure and be uploaded again on every retry.
+ */
+function tooLarge(body: string, idempotencyKey: string | null): KukoPayInvalidRequestError {
+  return new KukoPayInvalidRequestError({
+    message: `The request body is ${Buffer.byteLength(body)} bytes; the server takes at most 64 KiB. Nothing was sent.`,
+    status: null,
+    code: 'payload_too_large',
+    param: null,
+    requestId: null,
+    idempotencyKey,
+    headers: {},
+  });
 }
 
 function parseJson(text: string): unknown {

@@ -31,14 +31,27 @@ class Resource {
     return withLastResponse(body.data as T, lastResponse);
   }
 
-  protected paginate<T extends { id: string }>(path: string, params: PageParams & Query, options?: RequestOptions) {
+  /** `path` is a function, so that an invalid id is a rejection of the list, not a throw of list(). */
+  protected paginate<T extends { id: string }>(
+    path: () => string,
+    params: PageParams & Query,
+    options?: RequestOptions,
+  ) {
     const fetchPage = async (page: PageParams & Query) => {
-      const { body, lastResponse } = await this.sender.send({ method: 'GET', path, query: page, options });
+      const { body, lastResponse } = await this.sender.send({ method: 'GET', path: path(), query: page, options });
       const result: Page<T> = { data: body.data as T[], has_more: body.has_more === true };
       return withLastResponse(result, lastResponse);
     };
     return new ListRequest<T, PageParams & Query>(fetchPage, params);
   }
+}
+
+/** A reference the lookup needs: without it, the GET would list instead of find. */
+function reference(value: string, name: string): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new TypeError(`${name} must be a non-empty string, not ${JSON.stringify(value)}.`);
+  }
+  return value;
 }
 
 /**
@@ -64,13 +77,14 @@ export class Orders extends Resource {
     return this.object<Order>('GET', `/v1/orders/${segment(id)}`, options);
   }
 
-  retrieveByOutTradeNo(outTradeNo: string, options?: RequestOptions) {
-    return this.object<Order>('GET', '/v1/orders', options, { query: { out_trade_no: outTradeNo } });
+  async retrieveByOutTradeNo(outTradeNo: string, options?: RequestOptions) {
+    const query = { out_trade_no: reference(outTradeNo, 'outTradeNo') };
+    return this.object<Order>('GET', '/v1/orders', options, { query });
   }
 
   /** Newest first; `for await` walks every page. */
   list(params: OrderListParams = {}, options?: RequestOptions) {
-    return this.paginate<Order>('/v1/orders', { ...params }, options);
+    return this.paginate<Order>(() => '/v1/orders', { ...params }, options);
   }
 
   async close(id: string, options?: PostOptions) {
@@ -88,13 +102,15 @@ export class Refunds extends Resource {
     return this.object<Refund>('GET', `/v1/refunds/${segment(id)}`, options);
   }
 
-  retrieveByOutRefundNo(outRefundNo: string, options?: RequestOptions) {
-    return this.object<Refund>('GET', '/v1/refunds', options, { query: { out_refund_no: outRefundNo } });
+  async retrieveByOutRefundNo(outRefundNo: string, options?: RequestOptions) {
+    const query = { out_refund_no: reference(outRefundNo, 'outRefundNo') };
+    return this.object<Refund>('GET', '/v1/refunds', options, { query });
   }
 
   /** The refunds of one order, newest first; `for await` walks every page. */
-  list({ order_id, ...page }: RefundListParams, options?: RequestOptions) {
-    return this.paginate<Refund>(`/v1/orders/${segment(order_id)}/refunds`, page, options);
+  list(params: RefundListParams, options?: RequestOptions) {
+    const { order_id, ...page } = params ?? ({} as Partial<RefundListParams>);
+    return this.paginate<Refund>(() => `/v1/orders/${segment(order_id as string)}/refunds`, page, options);
   }
 }
 
@@ -105,7 +121,7 @@ export class Events extends Resource {
 
   /** Newest first, optionally of one type or one order; `for await` walks every page. */
   list(params: EventListParams = {}, options?: RequestOptions) {
-    return this.paginate<EventWithDelivery>('/v1/events', { ...params }, options);
+    return this.paginate<EventWithDelivery>(() => '/v1/events', { ...params }, options);
   }
 
   /** One more delivery attempt now, outside the schedule (answered 202). */

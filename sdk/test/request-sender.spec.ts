@@ -11,6 +11,8 @@ import {
   KukoPayInvalidRequestError,
   KukoPayRateLimitError,
 } from '../src/index.ts';
+import { errorFromAnswer } from '../src/errors.ts';
+import { RequestSender } from '../src/request-sender.ts';
 import { VERSION } from '../src/version.ts';
 import { apiError, ok, ORDER, Reply, ScriptedServer, startScriptedServer } from './support/scripted-server.ts';
 
@@ -226,7 +228,12 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
       await expect(kuko.events.retrieve(id)).rejects.toThrow(TypeError);
       await expect(kuko.orders.close(id)).rejects.toThrow(TypeError);
     }
-    expect(() => kuko.refunds.list({ order_id: '..' })).toThrow(TypeError);
+    // A rejection of the list, as of every other call, never a throw of list() itself.
+    await expect(kuko.refunds.list({ order_id: '..' })).rejects.toThrow(TypeError);
+    await expect(Reflect.apply(kuko.refunds.list, kuko.refunds, [])).rejects.toThrow(TypeError);
+    // Without the reference, the GET would list the orders and answer a page as an order.
+    await expect(kuko.orders.retrieveByOutTradeNo(undefined as unknown as string)).rejects.toThrow(TypeError);
+    await expect(kuko.refunds.retrieveByOutRefundNo('')).rejects.toThrow(TypeError);
     expect(requests).toHaveLength(0);
     await kuko.orders.retrieve('...');
     expect(requests.map((r) => r.url)).toEqual(['/v1/orders/...']);
@@ -253,8 +260,32 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
     expect(requests).toHaveLength(2);
   });
 
+  it("refuses a body over the server's 64 KiB as payload_too_large, without sending or retrying it", async () => {
+    const { kuko, requests } = await client([ok(ORDER, 201)]);
+    const refusal = kuko.orders.create({ ...ORDER_PARAMS, description: 'x'.repeat(5_000_000) });
+    await expect(refusal).rejects.toBeInstanceOf(KukoPayInvalidRequestError);
+    await expect(refusal).rejects.toMatchObject({ code: 'payload_too_large', status: null });
+    expect(requests).toHaveLength(0);
+    await kuko.orders.create({ ...ORDER_PARAMS, description: 'x'.repeat(60_000) });
+    expect(requests).toHaveLength(1);
+  });
+
+  it('throws at once, without retrying, a request fetch cannot even build', async () => {
+    server = await startScriptedServer([ok(ORDER)]);
+    // The client's own checks keep such a key out; the sender is the last line.
+    const sender = new RequestSender(`${KEY}\u20ac`, { baseUrl: server.url, maxRetries: 3, timeoutMs: 1000 });
+    const refusal = sender.send({ method: 'GET', path: '/v1/account' });
+    await expect(refusal).rejects.toMatchObject({ name: 'TypeError', message: expect.stringMatching(/ByteString/) });
+    expect(server.requests).toHaveLength(0);
+  });
+
   it('checks its options', () => {
     expect(() => new KukoPay('sk_live_x', { baseUrl: 'http://127.0.0.1' })).toThrow(TypeError);
+    expect(() => new KukoPay(`${KEY}é`, { baseUrl: 'http://127.0.0.1' })).toThrow(TypeError);
+    expect(() => new KukoPay(KEY, { baseUrl: 'http://user:pass@127.0.0.1' })).toThrow('user name or password');
+    expect(() => new KukoPay(KEY, { baseUrl: 'http://[bad' })).toThrow('baseUrl must be an http(s) URL.');
+    // Node keeps no longer timer: it would fire after 1 ms.
+    expect(() => new KukoPay(KEY, { baseUrl: 'http://127.0.0.1', timeoutMs: 2 ** 31 })).toThrow(TypeError);
     expect(() => new KukoPay(KEY, { baseUrl: 'localhost:3000' })).toThrow(TypeError);
     expect(() => new KukoPay(KEY, { baseUrl: 'http://127.0.0.1', maxRetries: -1 })).toThrow(TypeError);
     expect(() => new KukoPay(KEY, { baseUrl: 'http://127.0.0.1', timeoutMs: 0 })).toThrow(TypeError);
@@ -287,6 +318,14 @@ describe('resource paths and pagination (against a scripted server)', () => {
       '/v1/events?limit=2&type=order.paid',
       '/v1/events?limit=2&type=order.paid&starting_after=e2',
     ]);
+  });
+
+  it('takes finally() on a list, as on any promise', async () => {
+    server = await startScriptedServer([page(['ord_1'], false)]);
+    const kuko = new KukoPay(KEY, { baseUrl: server.url });
+    let done = false;
+    const first = await kuko.orders.list().finally(() => (done = true));
+    expect({ ids: first.data.map((o) => o.id), done }).toEqual({ ids: ['ord_1'], done: true });
   });
 
   it('awaits one page with has_more and lastResponse, and sends nothing before it is used', async () => {
@@ -336,5 +375,28 @@ describe('resource paths and pagination (against a scripted server)', () => {
       'POST /v1/test_helpers/refunds/rf_2/fail fail-1',
     ]);
     expect(server.requests[6].body.toString()).toBe('{"out_trade_no":"ORDER_1"}');
+  });
+});
+
+describe('errorFromAnswer', () => {
+  const body = { code: 400, error: 'parameter_invalid', message: 'amount must be…', param: 'amount' };
+
+  it('takes the request id from the body when a proxy dropped the header', () => {
+    const error = errorFromAnswer({
+      status: 400,
+      headers: {},
+      body: { ...body, type: 'invalid_request_error', request_id: 'req_1' },
+      idempotencyKey: null,
+    });
+    expect(error).toBeInstanceOf(KukoPayInvalidRequestError);
+    expect(error.requestId).toBe('req_1');
+  });
+
+  it('keeps the code, param and message of a category it does not know, classed by status', () => {
+    const answer = (status: number) =>
+      errorFromAnswer({ status, headers: {}, body: { ...body, type: 'future_error' }, idempotencyKey: null });
+    expect(answer(400)).toBeInstanceOf(KukoPayInvalidRequestError);
+    expect(answer(400)).toMatchObject({ code: 'parameter_invalid', param: 'amount', message: 'amount must be…' });
+    expect(answer(503)).toBeInstanceOf(KukoPayAPIError);
   });
 });
