@@ -57,7 +57,6 @@ export type SettledRefund = RefundRow & { destination: string | null };
 export class RefundsRepository {
   constructor(private readonly db: Db) {}
 
-  /** The new refund, or null when (merchant, environment, out_refund_no) was taken. */
   /**
    * Waits for any other transaction creating a refund under this out_refund_no to end, so
    * that what it committed is seen before this one reads its order (RefundsService.create).
@@ -70,6 +69,7 @@ export class RefundsRepository {
     ]);
   }
 
+  /** The new refund, or null when (merchant, environment, out_refund_no) was taken. */
   insertIfAbsent(scope: OrderScope, refund: NewRefund): Promise<RefundRow | null> {
     return this.db.one<RefundRow>(
       `INSERT INTO refunds (id, merchant_id, environment, order_id, out_refund_no, amount, currency, reason, notify_url)
