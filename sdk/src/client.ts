@@ -16,20 +16,6 @@ export interface KukoPayOptions {
  * timeouts, 409, 429 and 5xx with backoff; every POST is sent with one Idempotency-Key
  * and the same body bytes on every attempt, so a retry never executes twice.
  */
-/** An http(s) URL fetch can send to: it refuses one with a user name or password. */
-function checkBaseUrl(baseUrl: unknown): void {
-  let url: URL | null = null;
-  try {
-    url = typeof baseUrl === 'string' && /^https?:\/\/[^/]/i.test(baseUrl) ? new URL(baseUrl) : null;
-  } catch {
-    // Not a URL: refused below.
-  }
-  if (url === null) throw new TypeError('baseUrl must be an http(s) URL.');
-  if (url.username !== '' || url.password !== '') {
-    throw new TypeError('baseUrl must not hold a user name or password: the API key is the credential.');
-  }
-}
-
 export class KukoPay {
   static readonly notifications = { verify } as const;
 
@@ -56,5 +42,19 @@ export class KukoPay {
     this.events = new Events(sender);
     this.account = new AccountResource(sender);
     this.testHelpers = new TestHelpers(sender);
+  }
+}
+
+/** An http(s) URL fetch can send to: it refuses one with a user name or password. */
+function checkBaseUrl(baseUrl: unknown): void {
+  let url: URL | null = null;
+  try {
+    url = typeof baseUrl === 'string' && /^https?:\/\/[^/]/i.test(baseUrl) ? new URL(baseUrl) : null;
+  } catch {
+    // Not a URL: refused below.
+  }
+  if (url === null) throw new TypeError('baseUrl must be an http(s) URL.');
+  if (url.username !== '' || url.password !== '') {
+    throw new TypeError('baseUrl must not hold a user name or password: the API key is the credential.');
   }
 }
