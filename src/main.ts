@@ -10,6 +10,7 @@ import { createApp } from './app.factory';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startupSummary } from './common/logging/startup-summary';
 import { startFailureText } from './common/logging/start-failure';
+import { StopSignal, StopSignals } from './common/process/stop-signals';
 import { loadConfig } from './config/app-config';
 import { assertListenable } from './config/listen-address';
 import { EmbeddedDatabase } from './database/embedded-postgres';
@@ -20,20 +21,22 @@ const logger = new Logger('Main');
 
 let embedded: EmbeddedDatabase | null = null;
 
-const SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+// SIGHUP too (the terminal of `npm start` closed): Node's default would end the process
+// at once, dropping the requests in flight and leaving the embedded PostgreSQL running.
+const SIGNALS: readonly StopSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
 
 /**
  * Until the app serves, a signal ends the start where it is (waiting for another
  * instance's migration lock, say), in one line, and stops the embedded PostgreSQL if it
  * was started; nothing was served, so nothing is drained. Exits as the signal would.
  */
-function stopStartingOn(signal: (typeof SIGNALS)[number]): void {
+function stopStartingOn(signal: StopSignal): void {
   logger.warn(`${signal} received while starting: stopping before serving`);
   void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(128 + constants.signals[signal]));
 }
 
 async function main(): Promise<void> {
-  for (const signal of SIGNALS) process.once(signal, stopStartingOn);
+  const stopSignals = new StopSignals(SIGNALS, stopStartingOn, logger);
   const config = loadConfig();
   // From here on every message, Nest's included, is a pino JSON line.
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel, config.logFormat)));
@@ -56,12 +59,7 @@ async function main(): Promise<void> {
     await embedded?.stop();
     process.exit(0);
   };
-  // SIGHUP too (the terminal of `npm start` closed): Node's default would end the process
-  // at once, dropping the requests in flight and leaving the embedded PostgreSQL running.
-  for (const signal of SIGNALS) {
-    process.removeListener(signal, stopStartingOn);
-    process.once(signal, () => void shutdown(signal));
-  }
+  stopSignals.onStop((signal) => void shutdown(signal));
 
   await app.listen({ port: config.port, host: config.host });
   // A demo merchant belongs to the laptop set-up only, never to an operator's database.

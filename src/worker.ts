@@ -9,6 +9,7 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startFailureText } from './common/logging/start-failure';
+import { StopSignals } from './common/process/stop-signals';
 import { loadConfig } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { resolveDatabase } from './database/resolve-database';
@@ -32,8 +33,7 @@ async function main(): Promise<void> {
     await embedded?.stop();
     process.exit(0);
   };
-  process.once('SIGTERM', () => void shutdown('SIGTERM'));
-  process.once('SIGINT', () => void shutdown('SIGINT'));
+  new StopSignals(['SIGTERM', 'SIGINT'], (signal) => void shutdown(signal), logger);
   logger.log('Delivering notifications (no HTTP server in this process)');
 }
 

@@ -48,6 +48,38 @@ describe('graceful shutdown (docs/operations.md)', () => {
     }
   });
 
+  // Ctrl-C under `npm start`: the terminal signals the process group and npm forwards its
+  // copy, so the server gets SIGINT twice. The second must not end the drain.
+  it('drains once however many stop signals come: a second SIGINT neither cuts the request in flight nor the exit', async () => {
+    const { testKey } = await createMerchant(t);
+    const body = orderBody();
+    const restore = await injectFault(
+      t.db.pool,
+      'orders',
+      `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(1); END IF;`,
+    );
+    const server = await startServerProcess({ DATABASE_URL: t.db.url, SHUTDOWN_TIMEOUT_MS: '8000' });
+    try {
+      const inFlight = fetch(`${server.url}/v1/orders`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': testKey, 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      await waitForAnAdvisoryLock(t.db.pool);
+      server.child.kill('SIGINT');
+      await new Promise((pause) => setTimeout(pause, 50));
+      server.child.kill('SIGINT');
+      server.child.kill('SIGTERM');
+
+      expect((await inFlight).status).toBe(201);
+      expect(await server.exited).toBe(0);
+      expect(server.stdout.join('\n')).toContain('SIGINT received again: already stopping since SIGINT');
+    } finally {
+      await server.kill();
+      await restore();
+    }
+  });
+
   it('closes a connection that has sent nothing yet at once on SIGTERM, and exits 0', async () => {
     const server = await startServerProcess({ DATABASE_URL: t.db.url, SHUTDOWN_TIMEOUT_MS: '8000' });
     const socket = connect(Number(new URL(server.url).port), '127.0.0.1');

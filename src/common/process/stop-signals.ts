@@ -1,0 +1,38 @@
+import type { Logger } from '@nestjs/common';
+
+export type StopSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
+
+/**
+ * The process's stop signals, acted on once. The first calls the current handler; every
+ * later one is logged and changes nothing. Ctrl-C under `npm start` delivers SIGINT twice
+ * (the terminal signals the whole process group, and npm forwards its own copy), as does a
+ * service manager that signals every process of its unit. With one-shot listeners the
+ * second signal would find none, and Node's default action would end the process
+ * mid-drain: requests in flight cut off, the embedded PostgreSQL left running. What bounds
+ * a stop is SHUTDOWN_TIMEOUT_MS, not a second signal (SIGKILL still ends it at once).
+ */
+export class StopSignals {
+  private stopping: StopSignal | null = null;
+
+  constructor(
+    signals: readonly StopSignal[],
+    private handler: (signal: StopSignal) => void,
+    private readonly logger: Logger,
+  ) {
+    for (const signal of signals) process.on(signal, this.receive);
+  }
+
+  /** What the first signal does from now on (while starting: stop there; once serving: drain). */
+  onStop(handler: (signal: StopSignal) => void): void {
+    this.handler = handler;
+  }
+
+  private readonly receive = (signal: StopSignal): void => {
+    if (this.stopping !== null) {
+      this.logger.log(`${signal} received again: already stopping since ${this.stopping}`);
+      return;
+    }
+    this.stopping = signal;
+    this.handler(signal);
+  };
+}
