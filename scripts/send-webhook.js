@@ -5,13 +5,15 @@
 //   node scripts/send-webhook.js --secret whsec_… payment.succeeded \
 //     '{"order_id":"ord_…","amount":2990,"currency":"USD","provider_payment_id":"pay_1"}'
 //
-// Options: --url (default http://localhost:3000), --provider (default kukopay),
+// Options: --url (default http://localhost:$PORT, 3000 when PORT is unset, as the
+//          service listens), --provider (default kukopay),
 //          --id (default a new evt_… id; reuse one to see a duplicate delivery).
 const { randomBytes } = require('node:crypto');
 const { Webhook } = require('standardwebhooks');
 
 function parseArgs(argv) {
-  const options = { url: 'http://localhost:3000', provider: 'kukopay', secret: process.env.WEBHOOK_SECRET };
+  const port = process.env.PORT || 3000;
+  const options = { url: `http://localhost:${port}`, provider: 'kukopay', secret: process.env.WEBHOOK_SECRET };
   const positional = [];
   for (let i = 0; i < argv.length; i++) {
     if (argv[i].startsWith('--')) options[argv[i].slice(2)] = argv[++i];
