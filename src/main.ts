@@ -5,12 +5,11 @@
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { constants } from 'node:os';
 import { createApp } from './app.factory';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startupSummary } from './common/logging/startup-summary';
 import { startFailureText } from './common/logging/start-failure';
-import { StopSignal, StopSignals } from './common/process/stop-signals';
+import { STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig } from './config/app-config';
 import { assertListenable } from './config/listen-address';
 import { EmbeddedDatabase } from './database/embedded-postgres';
@@ -21,22 +20,9 @@ const logger = new Logger('Main');
 
 let embedded: EmbeddedDatabase | null = null;
 
-// SIGHUP too (the terminal of `npm start` closed): Node's default would end the process
-// at once, dropping the requests in flight and leaving the embedded PostgreSQL running.
-const SIGNALS: readonly StopSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
-
-/**
- * Until the app serves, a signal ends the start where it is (waiting for another
- * instance's migration lock, say), in one line, and stops the embedded PostgreSQL if it
- * was started; nothing was served, so nothing is drained. Exits as the signal would.
- */
-function stopStartingOn(signal: StopSignal): void {
-  logger.warn(`${signal} received while starting: stopping before serving`);
-  void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(128 + constants.signals[signal]));
-}
-
 async function main(): Promise<void> {
-  const stopSignals = new StopSignals(SIGNALS, stopStartingOn, logger);
+  const stopping = stopWhileStarting(logger, async () => embedded?.stop());
+  const stopSignals = new StopSignals(STOP_SIGNALS, stopping, logger);
   const config = loadConfig();
   // From here on every message, Nest's included, is a pino JSON line.
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel, config.logFormat)));

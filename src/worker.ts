@@ -1,7 +1,8 @@
 /**
  * `npm run worker`: notification delivery alone, without the HTTP server (scale delivery
  * apart from the API; run the API instances with NOTIFY_WORKERS=off). Same environment as
- * `npm start`; stops on SIGTERM/SIGINT after the attempts in flight.
+ * `npm start`; stops on SIGTERM/SIGINT/SIGHUP after the attempts in flight (before them
+ * while still starting).
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
@@ -9,7 +10,7 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startFailureText } from './common/logging/start-failure';
-import { StopSignals } from './common/process/stop-signals';
+import { STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { resolveDatabase } from './database/resolve-database';
@@ -18,6 +19,11 @@ const logger = new Logger('Worker');
 let embedded: EmbeddedDatabase | null = null;
 
 async function main(): Promise<void> {
+  const stopSignals = new StopSignals(
+    STOP_SIGNALS,
+    stopWhileStarting(logger, async () => embedded?.stop()),
+    logger,
+  );
   const config = loadConfig({ ...process.env, NOTIFY_WORKERS: 'on' });
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel)));
   const database = await resolveDatabase(config, (line) => logger.log(line));
@@ -33,7 +39,7 @@ async function main(): Promise<void> {
     await embedded?.stop();
     process.exit(0);
   };
-  new StopSignals(['SIGTERM', 'SIGINT'], (signal) => void shutdown(signal), logger);
+  stopSignals.onStop((signal) => void shutdown(signal));
   logger.log('Delivering notifications (no HTTP server in this process)');
 }
 

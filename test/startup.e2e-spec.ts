@@ -95,31 +95,37 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 
-  it('says so and exits as the signal would when SIGTERM comes while it waits for the migration lock', async () => {
-    const db = await createTestDatabase();
-    const holder = await db.pool.connect();
-    try {
-      await holder.query(`SELECT pg_advisory_lock(${lockArgs(ADVISORY_LOCKS.migrations)})`);
-      const child = spawn(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
-        env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...databaseEnv(db.url) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let output = '';
-      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-      await new Promise<void>((resolve) => {
-        child.stdout!.on('data', (chunk) => {
-          output += chunk;
-          if (output.includes('for the migration lock')) resolve();
+  it.each([
+    ['the server', 'main.js'],
+    ['the worker', 'worker.js'],
+  ])(
+    '%s says so and exits as the signal would when SIGTERM comes while it waits for the migration lock',
+    async (_name, entry) => {
+      const db = await createTestDatabase();
+      const holder = await db.pool.connect();
+      try {
+        await holder.query(`SELECT pg_advisory_lock(${lockArgs(ADVISORY_LOCKS.migrations)})`);
+        const child = spawn(process.execPath, [join(__dirname, '..', 'dist', entry)], {
+          env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...databaseEnv(db.url) },
+          stdio: ['ignore', 'pipe', 'pipe'],
         });
-      });
-      child.kill('SIGTERM');
-      expect(await exited).toBe(143);
-      expect(output).toContain('SIGTERM received while starting: stopping before serving');
-    } finally {
-      holder.release();
-      await db.drop();
-    }
-  });
+        let output = '';
+        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+        await new Promise<void>((resolve) => {
+          child.stdout!.on('data', (chunk) => {
+            output += chunk;
+            if (output.includes('for the migration lock')) resolve();
+          });
+        });
+        child.kill('SIGTERM');
+        expect(await exited).toBe(143);
+        expect(output).toContain('SIGTERM received while starting: stopping before serving');
+      } finally {
+        holder.release();
+        await db.drop();
+      }
+    },
+  );
 
   // npm runs a script under `sh -c`; Debian's sh (dash) neither execs the command nor passes
   // on the SIGTERM npm forwards, so without `exec` the server would be left running.

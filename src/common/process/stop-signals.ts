@@ -1,6 +1,26 @@
 import type { Logger } from '@nestjs/common';
+import { constants } from 'node:os';
 
 export type StopSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
+
+/**
+ * SIGHUP too (the terminal of `npm start` closed): Node's default would end the process at
+ * once, dropping what is in flight and leaving the embedded PostgreSQL running.
+ */
+export const STOP_SIGNALS: readonly StopSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+
+/**
+ * The handler until the process serves: a signal ends the start where it is (waiting for
+ * another instance's migration lock, say), in one line, and stops the embedded PostgreSQL
+ * if one was started (`stopDatabase`); nothing was served, so nothing is drained. Exits as
+ * the signal would (143 for SIGTERM, 130 for SIGINT).
+ */
+export function stopWhileStarting(logger: Logger, stopDatabase: () => Promise<void>): (signal: StopSignal) => void {
+  return (signal) => {
+    logger.warn(`${signal} received while starting: stopping before serving`);
+    void stopDatabase().finally(() => process.exit(128 + constants.signals[signal]));
+  };
+}
 
 /**
  * The process's stop signals, acted on once. The first calls the current handler; every
