@@ -115,7 +115,7 @@ async function unkeyedCreate({ orders, apiKeys }, merchantId, keyHash, outTradeN
 
 /**
  * Not the server's SQL: a bound. The least PostgreSQL work a keyed create can cost while
- * its answer is stored with its order in one transaction (SPEC §7.3): after the same
+ * its answer is stored with its order in one transaction (docs/idempotency.md): after the same
  * lookup, ONE autocommit statement takes the key's advisory lock, inserts the order and
  * inserts the answer, which the client computed beforehand (the order's created_at from
  * the client's clock). No BEGIN, SAVEPOINT, COMMIT or extra round trip. docs/benchmarks.md

@@ -255,7 +255,7 @@ export function checkLimits(maxRetries: number, timeoutMs: number): void {
   }
 }
 
-/** The server's limit on a request body (SPEC §4: 413 payload_too_large over 64 KiB). */
+/** The server's limit on a request body (docs/errors.md: 413 payload_too_large over 64 KiB). */
 const MAX_BODY_BYTES = 64 * 1024;
 
 /**

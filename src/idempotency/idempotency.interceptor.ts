@@ -96,7 +96,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
   ): Promise<ApiResponse> {
     // The claim comes with BEGIN, after a write slot: when the merchant's slots are all
     // taken (requests queued on a hot row), a twin would wait for one before learning that
-    // its key is held. It is asked first, so that it is answered 409 at once (SPEC §7.6).
+    // its key is held. It is asked first, so that it is answered 409 at once (docs/idempotency.md).
     if (!this.db.writeSlotFree(scope.merchantId) && (await this.keys.isHeld(scope))) {
       this.logOutcome(request, 'in_progress');
       throw keyInProgress(IN_PROGRESS_MESSAGE);

@@ -6,8 +6,9 @@ import { Chars, Optional, REFERENCE_PATTERN } from '../../common/validation/vali
 import { IsNotifyUrl, NOTIFY_URL_SCHEMA } from '../../notifications/notify-url.validator';
 
 /**
- * SPEC bounds a refund only by what its order has left, so any larger amount is
- * refund_amount_exceeded; the range refuses only what JSON cannot carry exactly.
+ * A refund is bounded only by what its order has left, so any larger amount is
+ * refund_amount_exceeded (docs/refunds.md); the range refuses only what JSON cannot carry
+ * exactly.
  */
 const MAX_REFUND_AMOUNT = Number.MAX_SAFE_INTEGER;
 
