@@ -14,7 +14,11 @@ describe('graceful shutdown (docs/operations.md)', () => {
   });
   afterAll(() => t.close());
 
-  it('on SIGTERM finishes the request in flight, closes its keep-alive connection, exits 0 and accepts nothing more', async () => {
+  /**
+   * A server process with one keyed create in flight: its INSERT sleeps 1 s, so a signal
+   * sent once `inFlight` holds its key's lock arrives mid-request. `stop` ends both.
+   */
+  async function serverWithCreateInFlight() {
     const { testKey } = await createMerchant(t);
     const body = orderBody();
     const restore = await injectFault(
@@ -23,15 +27,24 @@ describe('graceful shutdown (docs/operations.md)', () => {
       `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(1); END IF;`,
     );
     const server = await startServerProcess({ DATABASE_URL: t.db.url, SHUTDOWN_TIMEOUT_MS: '8000' });
+    // fetch keeps its connections alive: the client would hold the drain open, were the
+    // connection not closed after the answer.
+    const inFlight = fetch(`${server.url}/v1/orders`, {
+      method: 'POST',
+      headers: { 'X-Api-Key': testKey, 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    await waitForAnAdvisoryLock(t.db.pool);
+    const stop = async () => {
+      await server.kill();
+      await restore();
+    };
+    return { server, inFlight, outTradeNo: body.out_trade_no, stop };
+  }
+
+  it('on SIGTERM finishes the request in flight, closes its keep-alive connection, exits 0 and accepts nothing more', async () => {
+    const { server, inFlight, outTradeNo, stop } = await serverWithCreateInFlight();
     try {
-      // fetch keeps its connections alive: the client would hold the drain open, were the
-      // connection not closed after the answer.
-      const inFlight = fetch(`${server.url}/v1/orders`, {
-        method: 'POST',
-        headers: { 'X-Api-Key': testKey, 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      await waitForAnAdvisoryLock(t.db.pool);
       server.child.kill('SIGTERM');
 
       const answer = await inFlight;
@@ -40,32 +53,18 @@ describe('graceful shutdown (docs/operations.md)', () => {
       // Exit 1 would mean the drain waited for SHUTDOWN_TIMEOUT_MS.
       expect(await server.exited).toBe(0);
       await expect(request(server.url).get('/health')).rejects.toThrow(/ECONNREFUSED/);
-      const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [body.out_trade_no]);
+      const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [outTradeNo]);
       expect(rows).toHaveLength(1);
     } finally {
-      await server.kill();
-      await restore();
+      await stop();
     }
   });
 
   // Ctrl-C under `npm start`: the terminal signals the process group and npm forwards its
   // copy, so the server gets SIGINT twice. The second must not end the drain.
   it('drains once however many stop signals come: a second SIGINT neither cuts the request in flight nor the exit', async () => {
-    const { testKey } = await createMerchant(t);
-    const body = orderBody();
-    const restore = await injectFault(
-      t.db.pool,
-      'orders',
-      `IF NEW.out_trade_no = '${body.out_trade_no}' THEN PERFORM pg_sleep(1); END IF;`,
-    );
-    const server = await startServerProcess({ DATABASE_URL: t.db.url, SHUTDOWN_TIMEOUT_MS: '8000' });
+    const { server, inFlight, stop } = await serverWithCreateInFlight();
     try {
-      const inFlight = fetch(`${server.url}/v1/orders`, {
-        method: 'POST',
-        headers: { 'X-Api-Key': testKey, 'Idempotency-Key': randomUUID(), 'Content-Type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      await waitForAnAdvisoryLock(t.db.pool);
       server.child.kill('SIGINT');
       await new Promise((pause) => setTimeout(pause, 50));
       server.child.kill('SIGINT');
@@ -75,8 +74,7 @@ describe('graceful shutdown (docs/operations.md)', () => {
       expect(await server.exited).toBe(0);
       expect(server.stdout.join('\n')).toContain('SIGINT received again: already stopping since SIGINT');
     } finally {
-      await server.kill();
-      await restore();
+      await stop();
     }
   });
 

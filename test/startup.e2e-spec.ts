@@ -1,4 +1,4 @@
-import { ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { ChildProcess, spawn, SpawnOptions, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
@@ -105,21 +105,13 @@ describe('start-up (docs/operations.md)', () => {
       const holder = await db.pool.connect();
       try {
         await holder.query(`SELECT pg_advisory_lock(${lockArgs(ADVISORY_LOCKS.migrations)})`);
-        const child = spawn(process.execPath, [join(__dirname, '..', 'dist', entry)], {
+        const { child, exited, output, seen } = spawnWatched(process.execPath, [join(__dirname, '..', 'dist', entry)], {
           env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...databaseEnv(db.url) },
-          stdio: ['ignore', 'pipe', 'pipe'],
         });
-        let output = '';
-        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-        await new Promise<void>((resolve) => {
-          child.stdout!.on('data', (chunk) => {
-            output += chunk;
-            if (output.includes('for the migration lock')) resolve();
-          });
-        });
+        await seen('for the migration lock');
         child.kill('SIGTERM');
         expect(await exited).toBe(143);
-        expect(output).toContain('SIGTERM received while starting: stopping before serving');
+        expect(output()).toContain('SIGTERM received while starting: stopping before serving');
       } finally {
         holder.release();
         await db.drop();
@@ -138,24 +130,17 @@ describe('start-up (docs/operations.md)', () => {
     let child: ChildProcess | undefined;
     try {
       // A process group of its own, so that whatever the script left running is ended below.
-      const script = spawn('sh', ['-c', scripts.start], {
+      const script = spawnWatched('sh', ['-c', scripts.start], {
         cwd: join(__dirname, '..'),
         env: { ...process.env, PORT: String(port), LOG_LEVEL: 'info', ...databaseEnv(db.url) },
-        stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       });
-      child = script;
-      const exited = new Promise<number | null>((resolve) => script.once('exit', (code) => resolve(code)));
-      let output = '';
-      await new Promise<void>((resolve) => {
-        script.stdout!.on('data', (chunk) => {
-          output += chunk;
-          if (output.includes('Listening on')) resolve();
-        });
-      });
-      script.kill('SIGTERM');
+      child = script.child;
+      const { exited, output, seen } = script;
+      await seen('Listening on');
+      child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      expect(output).toContain('SIGTERM received');
+      expect(output()).toContain('SIGTERM received');
       await expect(fetch(`http://127.0.0.1:${port}/health`)).rejects.toThrow();
     } finally {
       try {
@@ -259,3 +244,18 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 });
+
+/** A process whose stdout is gathered, with a way to wait until it has printed something. */
+function spawnWatched(command: string, args: string[], options: SpawnOptions) {
+  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let output = '';
+  const waiters: { text: string; resolve: () => void }[] = [];
+  child.stdout!.on('data', (chunk) => {
+    output += chunk;
+    for (const waiter of waiters.filter(({ text }) => output.includes(text))) waiter.resolve();
+  });
+  const seen = (text: string) =>
+    new Promise<void>((resolve) => (output.includes(text) ? resolve() : waiters.push({ text, resolve })));
+  return { child, exited, output: () => output, seen };
+}

@@ -291,7 +291,7 @@ export class Db implements Connection {
    * already open is joined, so it waits for none).
    */
   writeSlotFree(tenant: string): boolean {
-    return this.current.getStore() !== undefined || this.writeSlots.availableTo(tenant);
+    return this.current.getStore() !== undefined || this.writeSlots.canTake(tenant);
   }
 
   private async inSlot<T>(tenant: string, fn: () => Promise<T>): Promise<T> {

@@ -47,11 +47,6 @@ export class Slots {
     });
   }
 
-  /** Whether `tenant` would be granted a slot now, without waiting. */
-  availableTo(tenant: string): boolean {
-    return this.canTake(tenant);
-  }
-
   release(tenant: string): void {
     const held = (this.heldBy.get(tenant) ?? 0) - 1;
     if (held > 0) this.heldBy.set(tenant, held);
@@ -75,8 +70,11 @@ export class Slots {
     return this.heldBy.get(tenant) ?? 0;
   }
 
-  /** A tenant's first slot may be any free one; its next ones never the reserve. */
-  private canTake(tenant: string): boolean {
+  /**
+   * Whether `tenant` would be granted a slot now, without waiting: a tenant's first slot
+   * may be any free one, its next ones never the reserve.
+   */
+  canTake(tenant: string): boolean {
     return this.held(tenant) === 0 ? this.free > 0 : this.free > this.reserve;
   }
 

@@ -60,6 +60,8 @@ export class RefundsRepository {
   /**
    * Waits for any other transaction creating a refund under this out_refund_no to end, so
    * that what it committed is seen before this one reads its order (RefundsService.create).
+   * A statement of its own: a read joined to it would keep the snapshot taken before the
+   * wait, and miss what the other transaction committed.
    */
   async lockOutRefundNo(scope: OrderScope, outRefundNo: string): Promise<void> {
     await this.db.rows(`SELECT pg_advisory_xact_lock(${refundNumberLockArgs('$1', '$2', '$3')})`, [
