@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Metrics } from '../common/metrics/metrics';
 import { isDatabaseUnavailable } from '../database/pg-errors';
+import { Slots } from '../database/slots';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { EventRow, toEventObject } from './event';
@@ -21,11 +22,22 @@ const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.js
   .version;
 /** About 10 seconds of retries in all. */
 const PERSIST_ATTEMPTS = 8;
+/** How long an attempt waits for a worker slot of its merchant before it is put back. */
+const SLOT_WAIT_MS = 25;
+/** An attempt put back n times is due again after 250 ms × 2ⁿ (±25 %), at most 30 s. */
+const PUT_BACK_FIRST_MS = 250;
+const PUT_BACK_MAX_MS = 30_000;
 export const USER_AGENT = `KukoPay-Notifications/${VERSION}`;
 
 @Injectable()
 export class DeliveryTask {
   private readonly logger = new Logger(DeliveryTask.name);
+  /**
+   * The workers, shared between merchants as write slots are between tenants: one
+   * merchant's attempts never hold the last third, so a merchant whose endpoint hangs
+   * until the timeout cannot hold up everyone else's notifications.
+   */
+  private readonly workerSlots: Slots;
 
   constructor(
     private readonly events: EventsRepository,
@@ -33,7 +45,10 @@ export class DeliveryTask {
     private readonly client: NotificationHttpClient,
     private readonly metrics: Metrics,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    const { concurrency } = config.notifications;
+    this.workerSlots = new Slots(concurrency, Math.ceil(concurrency / 3));
+  }
 
   async run(job: DeliveryJob): Promise<void> {
     const event = await this.events.find(job.event_id);
@@ -41,7 +56,35 @@ export class DeliveryTask {
     const scheduled = typeof job.slot === 'number';
     if (scheduled && (event.delivery_status !== 'pending' || event.next_slot !== job.slot)) return;
 
-    const result = await this.attempt(event, event.notify_url);
+    const merchant = event.merchant_id;
+    try {
+      await this.workerSlots.acquire(merchant, SLOT_WAIT_MS, () => new Error('no worker slot in time'));
+    } catch {
+      return this.putBack(job);
+    }
+    try {
+      await this.deliver(job, event, event.notify_url);
+    } finally {
+      this.workerSlots.release(merchant);
+    }
+  }
+
+  /**
+   * Its merchant holds its share of the workers (slow answers, or many at once): the
+   * attempt is due again a little later, and this worker is free for other merchants.
+   * Each time back it waits twice as long, so a backlog behind an endpoint that hangs
+   * costs a few put-backs a second, not a busy loop.
+   */
+  private async putBack(job: DeliveryJob): Promise<void> {
+    const times = job.put_back ?? 0;
+    const delayMs = Math.min(PUT_BACK_FIRST_MS * 2 ** times, PUT_BACK_MAX_MS) * (0.75 + Math.random() / 2);
+    await this.events.putBack({ ...job, put_back: times + 1 }, Math.round(delayMs));
+    this.metrics.notificationsPutBack.inc();
+  }
+
+  private async deliver(job: DeliveryJob, event: EventRow, url: string): Promise<void> {
+    const scheduled = typeof job.slot === 'number';
+    const result = await this.attempt(event, url);
     this.metrics.notificationAttempts.inc({ result: result.delivered ? 'delivered' : 'failed' });
     const outcome = {
       event_id: event.id,

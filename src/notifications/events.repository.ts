@@ -19,6 +19,8 @@ export interface DeliveryJob {
   event_id: string;
   /** The schedule slot this job attempts; absent for a redelivery. */
   slot?: number;
+  /** How many times this attempt was put back (its merchant held its share of the workers). */
+  put_back?: number;
 }
 
 /** Inserts the event; the relay adds its first job after commit (enqueued = false until then). */
@@ -171,6 +173,21 @@ export class EventsRepository {
       `SELECT graphile_worker.add_job('${DELIVER_TASK}', json_build_object('event_id', $1::text),
                                       max_attempts => ${JOB_MAX_ATTEMPTS})`,
       [eventId],
+    );
+  }
+
+  /**
+   * Puts an attempt back: the same job again, due `delayMs` from now. The job that calls
+   * this then ends; were its process to die in between, both may send the event (as after
+   * any crash mid-attempt: one webhook-id, twice), and the slot check lets only one move
+   * it on (docs/notifications.md, "Sharing the workers").
+   */
+  async putBack(job: DeliveryJob, delayMs: number): Promise<void> {
+    await this.db.rows(
+      `SELECT graphile_worker.add_job('${DELIVER_TASK}', $1::json,
+                                      run_at => now() + make_interval(secs => $2::float8 / 1000),
+                                      max_attempts => ${JOB_MAX_ATTEMPTS})`,
+      [JSON.stringify(job), delayMs],
     );
   }
 

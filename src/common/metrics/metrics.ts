@@ -81,6 +81,11 @@ export class Metrics {
     labelNames: ['result'] as const,
     registers: [this.registry],
   });
+  readonly notificationsPutBack = new Counter({
+    name: `${PREFIX}notifications_put_back_total`,
+    help: 'Notification attempts put back for later because their merchant already held its share of the workers',
+    registers: [this.registry],
+  });
 
   constructor(poolStats: () => PoolStats) {
     collectDefaultMetrics({ register: this.registry });
