@@ -65,6 +65,10 @@ describe('logs an operator can read (docs/operations.md)', () => {
       await request(server.url).post('/v1/webhooks/kukopay').set(delivery.headers).send(delivery.raw).expect(503);
       restore = await injectFault(t.db.pool, 'orders', `RAISE EXCEPTION 'injected fault';`);
       await request(server.url).post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody()).expect(500);
+      await restore();
+      // A lock wait that outlasted lock_timeout: load shed as designed, not a fault.
+      restore = await injectFault(t.db.pool, 'orders', `RAISE EXCEPTION 'lock wait' USING ERRCODE = '55P03';`);
+      await request(server.url).post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody()).expect(503);
       // One request the HTTP parser refuses, one whose client goes away in the middle of its body.
       const port = Number(new URL(server.url).port);
       const refused = await rawRequest(port, 'GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n');
@@ -99,14 +103,17 @@ describe('logs an operator can read (docs/operations.md)', () => {
       const completed = (status: number) =>
         lines.filter((line) => line.msg === 'request completed' && line.status === status);
       expect(completed(404)).toEqual([expect.objectContaining({ level: 'info', error: 'resource_missing' })]);
-      expect(completed(503)).toEqual([expect.objectContaining({ level: 'warn', error: 'resource_not_ready' })]);
+      expect(completed(503)).toEqual([
+        expect.objectContaining({ level: 'warn', error: 'resource_not_ready' }),
+        expect.objectContaining({ level: 'warn', error: 'service_unavailable', database_busy: 'lock_timeout' }),
+      ]);
       expect(completed(500)).toEqual([expect.objectContaining({ level: 'error', error: 'internal_error' })]);
       // Both are the client's doing: info, no stack; the refused one under the id its client got.
       expect(completed(400)).toEqual([
         expect.objectContaining({ level: 'info', error: 'malformed_request', request_id: refusedId }),
         expect.objectContaining({ level: 'info', error: 'malformed_request', method: 'POST', url: '/v1/orders' }),
       ]);
-      // Only the fault has a stack, on the line the filter writes for it.
+      // Only the fault has a stack (not the busy database's 503), on the line the filter writes for it.
       const withStack = lines.filter((line) => JSON.stringify(line).includes('"stack"'));
       expect(withStack).toHaveLength(1);
       expect(withStack[0]).toMatchObject({

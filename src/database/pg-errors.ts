@@ -12,10 +12,6 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '08006', // connection exceptions
   '53300', // too_many_connections
 ]);
-const BUSY_SQLSTATES = new Set([
-  '55P03', // lock_not_available: a lock wait outlasted lock_timeout
-  '57014', // query_canceled: statement_timeout
-]);
 /**
  * PgBouncer closes a client connection with a protocol_violation (08P01) and these words;
  * PostgreSQL's own 08P01 errors (a Bind with the wrong number of parameters) are bugs.
@@ -58,14 +54,25 @@ export function isSerializationFailure(error: unknown): boolean {
   return SERIALIZATION_FAILURES.has(codeOf(error) ?? '');
 }
 
+/** Why the database could not serve a request in time (see isDatabaseBusy). */
+export type BusyCause = 'lock_timeout' | 'statement_timeout' | 'no_write_slot' | 'no_connection';
+
+const BUSY_CAUSES: Record<string, BusyCause> = { '55P03': 'lock_timeout', '57014': 'statement_timeout' };
+
 /**
  * The database answers but cannot serve this request in time: a lock wait or statement
  * outlasted its timeout, or no connection or write slot could be had. Nothing was
  * changed (the transaction rolled back), so the request is worth retrying as it is.
  */
 export function isDatabaseBusy(error: unknown): boolean {
-  if (error instanceof DatabaseBusyError || BUSY_SQLSTATES.has(codeOf(error) ?? '')) return true;
-  return error instanceof Error && error.message.includes(POOL_TIMEOUT_MESSAGE);
+  return busyCause(error) !== null;
+}
+
+export function busyCause(error: unknown): BusyCause | null {
+  if (error instanceof DatabaseBusyError) return 'no_write_slot';
+  const cause = BUSY_CAUSES[codeOf(error) ?? ''];
+  if (cause) return cause;
+  return error instanceof Error && error.message.includes(POOL_TIMEOUT_MESSAGE) ? 'no_connection' : null;
 }
 
 /**

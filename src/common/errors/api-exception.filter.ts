@@ -1,6 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { busyCause } from '../../database/pg-errors';
 import { sendApiResponse } from '../http/send';
+import { addLogFields } from '../logging/request-logging';
 import { DomainError } from './domain-error';
 import { toErrorResponse } from './error-response';
 
@@ -18,8 +20,12 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const response = toErrorResponse(exception, request.id);
     // A DomainError is an answer we chose (503 resource_not_ready …): the request line says
-    // it. Anything else that ends in a 5xx is a fault, logged with its stack.
-    if (response.status >= 500 && !(exception instanceof DomainError)) {
+    // it. So is a database too busy to serve the request in time (a hot row's lock, no
+    // write slot): load shed as designed, its cause on the request line (at warn). Anything
+    // else that ends in a 5xx is a fault, logged with its stack.
+    const busy = busyCause(exception);
+    if (busy) addLogFields(request, { database_busy: busy });
+    else if (response.status >= 500 && !(exception instanceof DomainError)) {
       this.logger.error({ msg: 'request failed', err: exception, request_id: request.id });
     }
     if (reply.sent) return;

@@ -16,9 +16,13 @@ export function noteErrorCode(request: FastifyRequest, response: ApiResponse): v
   if (typeof code === 'string') addLogFields(request, { error: code });
 }
 
-/** A request line's level: a 5xx is an error unless the catalog marks it as designed. */
+/**
+ * A request line's level: a 5xx is an error unless the catalog marks it as designed, or
+ * the database was too busy to serve it in time (load shed, `database_busy`).
+ */
 export function levelOf(status: number, fields: RequestLogFields | undefined): 'info' | 'warn' | 'error' {
   if (status < 500) return 'info';
+  if (fields?.database_busy) return 'warn';
   const entry = ERROR_CATALOG[String(fields?.error) as ErrorCode] as { designed?: true } | undefined;
   return entry?.designed ? 'warn' : 'error';
 }
