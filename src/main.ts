@@ -13,22 +13,28 @@ import { STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/s
 import { loadConfig } from './config/app-config';
 import { assertListenable } from './config/listen-address';
 import { EmbeddedDatabase } from './database/embedded-postgres';
-import { resolveDatabase } from './database/resolve-database';
+import { StartingDatabase } from './database/resolve-database';
 import { MerchantsService } from './merchants/merchants.service';
 
 const logger = new Logger('Main');
 
 let embedded: EmbeddedDatabase | null = null;
+const starting = new StartingDatabase();
+const stopSignals = new StopSignals(
+  STOP_SIGNALS,
+  stopWhileStarting(logger, () => starting.stop()),
+  logger,
+);
 
 async function main(): Promise<void> {
-  const stopping = stopWhileStarting(logger, async () => embedded?.stop());
-  const stopSignals = new StopSignals(STOP_SIGNALS, stopping, logger);
   const config = loadConfig();
   // From here on every message, Nest's included, is a pino JSON line.
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel, config.logFormat)));
   await assertListenable(config.host);
-  const database = await resolveDatabase(config, (line) => logger.log(line));
+  const database = await starting.resolve(config, (line) => logger.log(line));
   embedded = database.embedded;
+  // A signal came while the database started: its handler stops it and exits.
+  if (stopSignals.received) return;
   const app = await createApp({ config, databaseUrl: database.url });
   const shutdown = async (signal: string) => {
     logger.log(`${signal} received: finishing in-flight requests (at most ${config.shutdownTimeoutMs} ms)`);
@@ -72,6 +78,8 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (error: unknown) => {
+  // A start a signal ended fails as its database goes: the signal's handler exits.
+  if (stopSignals.received) return;
   if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
     process.stderr.write(
       `Failed to start: ${(error as Error).message}; set PORT (or HOST) to a free address, or stop what listens there\n`,

@@ -13,21 +13,24 @@ import { startFailureText } from './common/logging/start-failure';
 import { STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
-import { resolveDatabase } from './database/resolve-database';
+import { StartingDatabase } from './database/resolve-database';
 
 const logger = new Logger('Worker');
 let embedded: EmbeddedDatabase | null = null;
+const starting = new StartingDatabase();
+const stopSignals = new StopSignals(
+  STOP_SIGNALS,
+  stopWhileStarting(logger, () => starting.stop()),
+  logger,
+);
 
 async function main(): Promise<void> {
-  const stopSignals = new StopSignals(
-    STOP_SIGNALS,
-    stopWhileStarting(logger, async () => embedded?.stop()),
-    logger,
-  );
   const config = loadConfig({ ...process.env, NOTIFY_WORKERS: 'on' });
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel)));
-  const database = await resolveDatabase(config, (line) => logger.log(line));
+  const database = await starting.resolve(config, (line) => logger.log(line));
   embedded = database.embedded;
+  // A signal came while the database started: its handler stops it and exits.
+  if (stopSignals.received) return;
   const app = await NestFactory.createApplicationContext(AppModule.forRoot({ config, databaseUrl: database.url }), {
     logger: new NestPinoLogger(createRootLogger(config.logLevel)),
     abortOnError: false,
@@ -44,6 +47,8 @@ async function main(): Promise<void> {
 }
 
 main().catch(async (error: unknown) => {
+  // A start a signal ended fails as its database goes: the signal's handler exits.
+  if (stopSignals.received) return;
   process.stderr.write(startFailureText(error));
   await embedded?.stop();
   process.exit(1);

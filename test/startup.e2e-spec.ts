@@ -191,6 +191,49 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 
+  // The embedded PostgreSQL still starting (its postmaster.pid written, not yet ready: the
+  // signal came before it could be stopped, and it was left running), then up while the
+  // rest of the start runs (stopping it failed that start: exit 1).
+  it.each([
+    ['while its embedded PostgreSQL starts', 'postmaster.pid'],
+    ['while it connects to that PostgreSQL', 'dependencies initialized'],
+  ])('without DATABASE_URL, SIGTERM %s stops that PostgreSQL and exits 143 in one line', async (_when, cue) => {
+    const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
+    const pidFile = join(home, '.data', 'pg', 'postmaster.pid');
+    const postmaster = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : null);
+    try {
+      // A checkout that has run before: its cluster exists, so the next start only starts it.
+      const first = await startServerProcess({ DATABASE_URL: '' }, home);
+      first.child.kill('SIGTERM');
+      expect(await first.exited).toBe(0);
+      const { child, exited, output, seen } = spawnWatched(
+        process.execPath,
+        [join(__dirname, '..', 'dist', 'main.js')],
+        {
+          cwd: home,
+          env: { ...process.env, DATABASE_URL: '', DATABASE_DIRECT_URL: '', PORT: '0', LOG_LEVEL: 'debug' },
+        },
+      );
+      if (cue === 'postmaster.pid') {
+        while (!existsSync(pidFile)) await new Promise((resolve) => setTimeout(resolve, 5));
+      } else {
+        await seen(cue);
+      }
+      child.kill('SIGTERM');
+      expect(await exited).toBe(143);
+      const warnings = output()
+        .split('\n')
+        .filter((line) => /"level":"(warn|error|fatal)"/.test(line));
+      expect(warnings).toEqual([expect.stringContaining('SIGTERM received while starting: stopping before serving')]);
+      const pid = postmaster();
+      expect(pid === null || !isAlive(pid)).toBe(true);
+    } finally {
+      const pid = postmaster();
+      if (pid !== null && isAlive(pid)) process.kill(pid, 'SIGINT');
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it('without DATABASE_URL keeps its data in .data/, lends its PostgreSQL to other commands, adopts the one a kill -9 left, and stops it on SIGTERM and SIGHUP', async () => {
     // A directory of its own stands for a fresh checkout: `.data/` is created there.
     const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));

@@ -2,13 +2,35 @@ import { join } from 'node:path';
 import type { AppConfig } from '../config/app-config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
 
+export interface ResolvedDatabase {
+  url: string;
+  /** The embedded PostgreSQL this process started or adopted; null with DATABASE_URL. */
+  embedded: EmbeddedDatabase | null;
+}
+
 /** DATABASE_URL when set; otherwise the embedded PostgreSQL of `npm start`, under .data/. */
-export async function resolveDatabase(
-  config: AppConfig,
-  log: (message: string) => void,
-): Promise<{ url: string; embedded: EmbeddedDatabase | null }> {
+export async function resolveDatabase(config: AppConfig, log: (message: string) => void): Promise<ResolvedDatabase> {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
   log('DATABASE_URL is not set: using the embedded PostgreSQL under .data/');
   const embedded = await startEmbeddedPostgres({ dir: join(process.cwd(), '.data'), durable: true, notice: log });
   return { url: embedded.url, embedded };
+}
+
+/**
+ * The database of a start that a stop signal may end at any moment. An embedded
+ * PostgreSQL still starting cannot be stopped yet, and exiting then would leave it running:
+ * `stop()` waits until it is up, then stops it.
+ */
+export class StartingDatabase {
+  private resolving: Promise<ResolvedDatabase> | null = null;
+
+  resolve(config: AppConfig, log: (message: string) => void): Promise<ResolvedDatabase> {
+    this.resolving = resolveDatabase(config, log);
+    return this.resolving;
+  }
+
+  async stop(): Promise<void> {
+    const resolved = await this.resolving?.catch(() => null);
+    await resolved?.embedded?.stop();
+  }
 }

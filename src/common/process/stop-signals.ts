@@ -1,4 +1,4 @@
-import type { Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { constants } from 'node:os';
 
 export type StopSignal = 'SIGTERM' | 'SIGINT' | 'SIGHUP';
@@ -13,11 +13,13 @@ export const STOP_SIGNALS: readonly StopSignal[] = ['SIGTERM', 'SIGINT', 'SIGHUP
  * The handler until the process serves: a signal ends the start where it is (waiting for
  * another instance's migration lock, say), in one line, and stops the embedded PostgreSQL
  * if one was started (`stopDatabase`); nothing was served, so nothing is drained. Exits as
- * the signal would (143 for SIGTERM, 130 for SIGINT).
+ * the signal would (143 for SIGTERM, 130 for SIGINT). What the rest of the start logs as
+ * its database goes away is our own doing, so logging ends with that line.
  */
 export function stopWhileStarting(logger: Logger, stopDatabase: () => Promise<void>): (signal: StopSignal) => void {
   return (signal) => {
     logger.warn(`${signal} received while starting: stopping before serving`);
+    Logger.overrideLogger(false);
     void stopDatabase().finally(() => process.exit(128 + constants.signals[signal]));
   };
 }
@@ -40,6 +42,11 @@ export class StopSignals {
     private readonly logger: Logger,
   ) {
     for (const signal of signals) process.on(signal, this.receive);
+  }
+
+  /** Whether a stop signal has come: a start then goes no further. */
+  get received(): boolean {
+    return this.stopping !== null;
   }
 
   /** What the first signal does from now on (while starting: stop there; once serving: drain). */
