@@ -91,6 +91,31 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
       },
     ));
 
+  it('after a time without workers, spreads the missed slots out again instead of sending them back to back', async () => {
+    // Events recorded while no instance delivers; the workers come back after every slot was due.
+    const recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver(() => ({ status: 500 }));
+    let workers: TestApp | undefined;
+    try {
+      const owner = await createMerchant(recorder);
+      const order = await createPaidOrder(recorder, owner.testKey, { notify_url: receiver.url });
+      await new Promise((resolve) => setTimeout(resolve, SCHEDULE_MS[2] + 500));
+      workers = await startTestApp(NOTIFY_ENV, recorder.db);
+      await waitFor(recorder.db.pool, `SELECT delivery_status = 'failed' AS done FROM events WHERE order_id = $1`, [
+        order.id,
+      ]);
+      expect(receiver.received).toHaveLength(3);
+      // Each at least half its delay (300 ms) after the one before: not within a few ms.
+      const [first, second, third] = receiver.received.map((r) => r.at);
+      expect(second - first).toBeGreaterThanOrEqual(150 - 5);
+      expect(third - second).toBeGreaterThanOrEqual(150 - 5);
+    } finally {
+      await receiver.close();
+      await workers?.close();
+      await recorder.close();
+    }
+  });
+
   it('follows no redirect: a 3xx is a failed attempt', () =>
     withReceiver(
       (_n, received) => (received.body === '' ? { status: 200 } : { status: 302, headers: { Location: '/ok' } }),

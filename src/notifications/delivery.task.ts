@@ -100,12 +100,18 @@ export class DeliveryTask {
       return this.persist(() => this.events.recordRedelivery(event.id, result));
     }
     const schedule = this.config.notifications.retrySchedule;
-    const next = job.slot! + 1 < schedule.length ? schedule[job.slot! + 1] : null;
+    const slot = job.slot!;
+    // Due on the schedule, and at least half its delay after this attempt started: after
+    // an outage the missed slots are spread out again, not sent back to back.
+    const next =
+      slot + 1 < schedule.length
+        ? { dueMs: schedule[slot + 1], minGapMs: (schedule[slot + 1] - schedule[slot]) / 2 }
+        : null;
     if (result.delivered) this.logger.log({ msg: 'notification delivered', ...outcome });
     else if (next !== null) this.logger.log({ msg: 'notification attempt failed; it will be retried', ...outcome });
     // The schedule is exhausted: the delivery is now failed, which an operator should see.
     else this.logger.warn({ msg: 'notification delivery failed after its last attempt', ...outcome });
-    await this.persist(() => this.events.recordScheduled(event, job.slot!, result, next));
+    await this.persist(() => this.events.recordScheduled(event, slot, result, next));
   }
 
   /**

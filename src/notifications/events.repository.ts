@@ -72,6 +72,12 @@ export interface NewEvent {
   firstDelayMs: number;
 }
 
+/** When the next slot of the schedule is due: after the commit, and after this attempt. */
+export interface NextSlot {
+  dueMs: number;
+  minGapMs: number;
+}
+
 export interface AttemptResult {
   at: Date;
   url: string;
@@ -193,14 +199,16 @@ export class EventsRepository {
 
   /**
    * Records a scheduled attempt, and moves the event on: delivered, the next slot's job
-   * added (due `nextDelayMs` after the event's commit), or failed after the last.
+   * added (due `next.dueMs` after the event's commit, and no sooner than `next.minGapMs`
+   * after this attempt started), or failed after the last.
    * Only the job of the slot that is due may move it (a stale job's attempt is kept, but
    * changes nothing else).
    */
-  recordScheduled(event: EventRow, slot: number, result: AttemptResult, nextDelayMs: number | null): Promise<void> {
+  recordScheduled(event: EventRow, slot: number, result: AttemptResult, next: NextSlot | null): Promise<void> {
     return this.db.transaction('notifications', async () => {
       await this.insertAttempt(event.id, 'scheduled', result);
-      const status = result.delivered ? 'delivered' : nextDelayMs === null ? 'failed' : 'pending';
+      const status = result.delivered ? 'delivered' : next === null ? 'failed' : 'pending';
+      // `now()` less the attempt's duration is when the attempt started, by the database's clock.
       // `delivery_status || ''`, not `delivery_status`: written plainly, the condition matches
       // the predicate of events_pending_idx, and with statistics taken while few events were
       // pending the planner scans that whole index instead of the primary key (measured: 26k
@@ -211,10 +219,22 @@ export class EventsRepository {
                 last_attempt_at = $5, last_status_code = $6, last_error = $7, last_duration_ms = $8,
                 delivered_at = CASE WHEN $4 = 'delivered' THEN now() ELSE delivered_at END,
                 next_attempt_at = CASE WHEN $4 = 'pending'
-                                       THEN created_at + make_interval(secs => $9::float8 / 1000) END
+                                       THEN greatest(created_at + make_interval(secs => $9::float8 / 1000),
+                                                     now() - $8::int * interval '1 ms' + $10::float8 * interval '1 ms') END
           WHERE id = $1 AND next_slot = $2 AND delivery_status || '' = 'pending'
           RETURNING next_attempt_at`,
-        [event.id, slot, slot + 1, status, result.at, result.statusCode, result.error, result.durationMs, nextDelayMs],
+        [
+          event.id,
+          slot,
+          slot + 1,
+          status,
+          result.at,
+          result.statusCode,
+          result.error,
+          result.durationMs,
+          next?.dueMs ?? null,
+          next?.minGapMs ?? null,
+        ],
       );
       if (moved?.next_attempt_at) {
         await this.db.rows(
