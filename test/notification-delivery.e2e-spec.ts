@@ -116,6 +116,47 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     }
   });
 
+  it('counts every attempt on the event, also a scheduled one that ended after a redelivery delivered it', async () => {
+    const { createServer } = await import('node:http');
+    // Slot 0 fails at once; slot 1 is held, and answers 500 only after the redelivery sent
+    // meanwhile was answered 200 (and recorded).
+    let requests = 0;
+    let releaseSlot1: () => void = () => undefined;
+    const slot1Answered = new Promise<void>((resolve) => (releaseSlot1 = resolve));
+    const server = createServer((request, response) => {
+      const n = requests++;
+      request.resume();
+      request.on('end', () => {
+        if (n === 1) return void slot1Answered.then(() => response.writeHead(500).end());
+        response.writeHead(n === 0 ? 500 : 200).end();
+        if (n === 2) setTimeout(releaseSlot1, 300);
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/notify`;
+      const order = await createPaidOrder(t, merchant.testKey, { notify_url: url });
+      const { rows } = await t.db.pool.query('SELECT id FROM events WHERE order_id = $1', [order.id]);
+      const id = rows[0].id as string;
+      while (requests < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      await t.http().post(`/v1/events/${id}/redeliver`).set('X-Api-Key', merchant.testKey).expect(202);
+      await slot1Answered;
+      await waitFor(t.db.pool, 'SELECT count(*) = 3 AS done FROM notification_attempts WHERE event_id = $1', [id]);
+
+      const api = (path: string) => t.http().get(`/v1/events/${id}${path}`).set('X-Api-Key', merchant.testKey);
+      const listed = (await api('/attempts')).body.data as { at: string; status_code: number }[];
+      expect(listed.map((attempt) => attempt.status_code)).toEqual([500, 500, 200]);
+      const { delivery } = (await api('')).body.data;
+      expect(delivery.status).toBe('delivered');
+      expect(delivery.attempts).toBe(3);
+      // The one that started last (the redelivery), though the held slot was recorded after it.
+      expect(delivery.last_attempt).toMatchObject({ at: listed[2].at, status_code: 200 });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
   it('follows no redirect: a 3xx is a failed attempt', () =>
     withReceiver(
       (_n, received) => (received.body === '' ? { status: 200 } : { status: 302, headers: { Location: '/ok' } }),

@@ -206,7 +206,7 @@ export class EventsRepository {
    */
   recordScheduled(event: EventRow, slot: number, result: AttemptResult, next: NextSlot | null): Promise<void> {
     return this.db.transaction('notifications', async () => {
-      await this.insertAttempt(event.id, 'scheduled', result);
+      await this.recordAttempt(event.id, 'scheduled', result);
       const status = result.delivered ? 'delivered' : next === null ? 'failed' : 'pending';
       // `now()` less the attempt's duration is when the attempt started, by the database's clock.
       // `delivery_status || ''`, not `delivery_status`: written plainly, the condition matches
@@ -215,26 +215,14 @@ export class EventsRepository {
       // buffer hits and 58 ms per update in a bench run, docs/benchmarks.md).
       const moved = await this.db.one<{ next_attempt_at: Date | null }>(
         `UPDATE events
-            SET attempts = attempts + 1, next_slot = $3, delivery_status = $4,
-                last_attempt_at = $5, last_status_code = $6, last_error = $7, last_duration_ms = $8,
+            SET next_slot = $3, delivery_status = $4,
                 delivered_at = CASE WHEN $4 = 'delivered' THEN now() ELSE delivered_at END,
                 next_attempt_at = CASE WHEN $4 = 'pending'
-                                       THEN greatest(created_at + make_interval(secs => $9::float8 / 1000),
-                                                     now() - $8::int * interval '1 ms' + $10::float8 * interval '1 ms') END
+                                       THEN greatest(created_at + $6::float8 * interval '1 ms',
+                                                     now() - $5::int * interval '1 ms' + $7::float8 * interval '1 ms') END
           WHERE id = $1 AND next_slot = $2 AND delivery_status || '' = 'pending'
           RETURNING next_attempt_at`,
-        [
-          event.id,
-          slot,
-          slot + 1,
-          status,
-          result.at,
-          result.statusCode,
-          result.error,
-          result.durationMs,
-          next?.dueMs ?? null,
-          next?.minGapMs ?? null,
-        ],
+        [event.id, slot, slot + 1, status, result.durationMs, next?.dueMs ?? null, next?.minGapMs ?? null],
       );
       if (moved?.next_attempt_at) {
         await this.db.rows(
@@ -249,25 +237,34 @@ export class EventsRepository {
   /** Records a redelivery; a 2xx makes the event delivered whatever its status was. */
   recordRedelivery(eventId: string, result: AttemptResult): Promise<void> {
     return this.db.transaction('notifications', async () => {
-      await this.insertAttempt(eventId, 'redelivery', result);
+      await this.recordAttempt(eventId, 'redelivery', result);
+      if (!result.delivered) return;
       await this.db.rows(
-        `UPDATE events
-            SET attempts = attempts + 1,
-                last_attempt_at = $2, last_status_code = $3, last_error = $4, last_duration_ms = $5,
-                delivery_status = CASE WHEN $6 THEN 'delivered' ELSE delivery_status END,
-                delivered_at = CASE WHEN $6 THEN now() ELSE delivered_at END,
-                next_attempt_at = CASE WHEN $6 THEN NULL ELSE next_attempt_at END
-          WHERE id = $1`,
-        [eventId, result.at, result.statusCode, result.error, result.durationMs, result.delivered],
+        `UPDATE events SET delivery_status = 'delivered', delivered_at = now(), next_attempt_at = NULL WHERE id = $1`,
+        [eventId],
       );
     });
   }
 
-  private async insertAttempt(eventId: string, kind: 'scheduled' | 'redelivery', result: AttemptResult) {
+  /**
+   * Every attempt, however it ended and whichever job made it, is one row and counts once
+   * in the event's `attempts`; its `last_*` fields show the attempt that started last, so
+   * the event agrees with its attempts' list also when a redelivery and a scheduled
+   * attempt overlapped (the one that started first may be recorded last).
+   */
+  private async recordAttempt(eventId: string, kind: 'scheduled' | 'redelivery', result: AttemptResult) {
     await this.db.rows(
-      `INSERT INTO notification_attempts (event_id, attempted_at, url, kind, status_code, error, duration_ms,
-                                          response_body)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+      `WITH attempt AS (
+         INSERT INTO notification_attempts (event_id, attempted_at, url, kind, status_code, error, duration_ms,
+                                            response_body)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8))
+       UPDATE events
+          SET attempts = attempts + 1,
+              last_attempt_at = greatest(last_attempt_at, $2),
+              last_status_code = CASE WHEN last_attempt_at > $2 THEN last_status_code ELSE $5 END,
+              last_error = CASE WHEN last_attempt_at > $2 THEN last_error ELSE $6 END,
+              last_duration_ms = CASE WHEN last_attempt_at > $2 THEN last_duration_ms ELSE $7 END
+        WHERE id = $1`,
       [eventId, result.at, result.url, kind, result.statusCode, result.error, result.durationMs, result.responseBody],
     );
   }
