@@ -69,6 +69,10 @@ describe('logs an operator can read (docs/operations.md)', () => {
       // A lock wait that outlasted lock_timeout: load shed as designed, not a fault.
       restore = await injectFault(t.db.pool, 'orders', `RAISE EXCEPTION 'lock wait' USING ERRCODE = '55P03';`);
       await request(server.url).post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody()).expect(503);
+      await restore();
+      // A statement cut off by statement_timeout: a defect (a bad plan), logged as a fault.
+      restore = await injectFault(t.db.pool, 'orders', `RAISE EXCEPTION 'cut off' USING ERRCODE = '57014';`);
+      await request(server.url).post('/v1/orders').set('X-Api-Key', merchant.testKey).send(orderBody()).expect(503);
       // One request the HTTP parser refuses, one whose client goes away in the middle of its body.
       const port = Number(new URL(server.url).port);
       const refused = await rawRequest(port, 'GET /health HTTP/1.1\r\nHost: x\r\nX-Bad: a\x7fb\r\n\r\n');
@@ -106,21 +110,21 @@ describe('logs an operator can read (docs/operations.md)', () => {
       expect(completed(503)).toEqual([
         expect.objectContaining({ level: 'warn', error: 'resource_not_ready' }),
         expect.objectContaining({ level: 'warn', error: 'service_unavailable', database_busy: 'lock_timeout' }),
+        expect.objectContaining({ level: 'error', error: 'service_unavailable' }),
       ]);
+      expect(completed(503)[2]).not.toHaveProperty('database_busy');
       expect(completed(500)).toEqual([expect.objectContaining({ level: 'error', error: 'internal_error' })]);
       // Both are the client's doing: info, no stack; the refused one under the id its client got.
       expect(completed(400)).toEqual([
         expect.objectContaining({ level: 'info', error: 'malformed_request', request_id: refusedId }),
         expect.objectContaining({ level: 'info', error: 'malformed_request', method: 'POST', url: '/v1/orders' }),
       ]);
-      // Only the fault has a stack (not the busy database's 503), on the line the filter writes for it.
+      // Only the faults have a stack (not the busy database's 503), on the line the filter writes for each.
       const withStack = lines.filter((line) => JSON.stringify(line).includes('"stack"'));
-      expect(withStack).toHaveLength(1);
-      expect(withStack[0]).toMatchObject({
-        level: 'error',
-        msg: 'request failed',
-        request_id: completed(500)[0].request_id,
-      });
+      expect(withStack).toEqual([
+        expect.objectContaining({ level: 'error', msg: 'request failed', request_id: completed(500)[0].request_id }),
+        expect.objectContaining({ level: 'error', msg: 'request failed', request_id: completed(503)[2].request_id }),
+      ]);
       expect(JSON.stringify(withStack[0])).toContain('injected fault');
     } finally {
       await restore?.();

@@ -97,8 +97,14 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     await server.initialise();
   }
   await server.start();
-  await claimOwnership(dir);
-  await ensureDatabase(password, port);
+  try {
+    await claimOwnership(dir);
+    await ensureDatabase(password, port);
+  } catch (error) {
+    // Started here and of no use: not left running behind a failed start.
+    await server.stop().catch(() => undefined);
+    throw error;
+  }
   return {
     url: urlFor(password, port),
     stop: () => server.stop(),

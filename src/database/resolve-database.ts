@@ -16,10 +16,14 @@ export async function resolveDatabase(config: AppConfig, log: (message: string) 
   return { url: embedded.url, embedded };
 }
 
+/** How long a stop waits for an embedded PostgreSQL still starting (crash recovery, say). */
+const STARTING_WAIT_MS = 30_000;
+
 /**
  * The database of a start that a stop signal may end at any moment. An embedded
  * PostgreSQL still starting cannot be stopped yet, and exiting then would leave it running:
- * `stop()` waits until it is up, then stops it.
+ * `stop()` waits until it is up, then stops it. Not for ever: past STARTING_WAIT_MS the
+ * process exits anyway, and the next start adopts the server it left.
  */
 export class StartingDatabase {
   private resolving: Promise<ResolvedDatabase> | null = null;
@@ -30,7 +34,10 @@ export class StartingDatabase {
   }
 
   async stop(): Promise<void> {
-    const resolved = await this.resolving?.catch(() => null);
+    let timer: NodeJS.Timeout | undefined;
+    const gaveUp = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), STARTING_WAIT_MS)));
+    const resolved = await Promise.race([this.resolving?.catch(() => null) ?? null, gaveUp]);
+    clearTimeout(timer);
     await resolved?.embedded?.stop();
   }
 }
