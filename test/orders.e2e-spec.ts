@@ -264,6 +264,11 @@ describe('orders', () => {
     for (const loose of ['0x10', '1e1', '10.0', '+5', '%2010', '10%20']) {
       expectError(await get(`/v1/orders?limit=${loose}`, fresh.testKey), 400, 'parameter_invalid', 'limit');
     }
+    // Given twice: said so (not that a list is no integer); an unknown one is unknown first.
+    const twice = await get('/v1/orders?limit=2&limit=3', fresh.testKey);
+    expectError(twice, 400, 'parameter_invalid', 'limit');
+    expect(twice.body.message).toBe('limit was given 2 times; give it once');
+    expectError(await get('/v1/orders?limit=2&limit=3&x=1&x=2', fresh.testKey), 400, 'parameter_unknown', 'x');
     expectError(
       await get('/v1/orders?starting_after=ord_00000000000000000000000000000000', fresh.testKey),
       404,

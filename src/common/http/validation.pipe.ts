@@ -76,6 +76,7 @@ class BodyValidationPipe extends ValidationPipe {
     const unstorable =
       metadata.type === 'body' ? unstorableStringIn(value) : refuseUnstorableJson(value, metadata.data);
     if (unstorable) throw (metadata.type === 'body' && unknownField(value, metadata.metatype)) || unstorable;
+    if (metadata.type === 'query') refuseRepeatedParameter(value, metadata.metatype);
     if (metadata.type !== 'body') return super.transform(value, metadata);
     if (value === undefined) return super.transform({}, metadata);
     if (!isJsonObject(value)) {
@@ -118,16 +119,38 @@ function refusePrototypeNames(value: unknown): void {
   }
 }
 
+/**
+ * A query parameter given more than once (`?type=a&type=b`) arrives as a list, which no
+ * parameter takes: said so, rather than that the list is not one of the values. An
+ * unknown one is refused as unknown first, as it would be once.
+ */
+function refuseRepeatedParameter(query: unknown, type: unknown): void {
+  // The query parser's object, whose prototype is its own empty one.
+  if (typeof query !== 'object' || query === null) return;
+  const repeated = Object.entries(query).find(([, given]) => Array.isArray(given));
+  if (!repeated) return;
+  const unknown = firstUnknownName(Object.keys(query), type);
+  if (unknown !== undefined) throw unknownParameter(unknown);
+  const [name, values] = repeated as [string, unknown[]];
+  throw new DomainError('parameter_invalid', `${name} was given ${values.length} times; give it once`, name);
+}
+
 /** parameter_unknown for the body's first field its DTO has no rule for, or null. */
 function unknownField(value: unknown, type: unknown): DomainError | null {
-  if (!isJsonObject(value) || typeof type !== 'function') return null;
+  if (!isJsonObject(value)) return null;
+  const name = firstUnknownName(Object.keys(value), type);
+  return name === undefined ? null : unknownParameter(name);
+}
+
+/** The first of `names` that the DTO `type` has no rule for. */
+function firstUnknownName(names: string[], type: unknown): string | undefined {
+  if (typeof type !== 'function') return undefined;
   const known = new Set(
     getMetadataStorage()
       .getTargetValidationMetadatas(type, '', true, false)
       .map((rule) => rule.propertyName),
   );
-  const name = Object.keys(value).find((key) => !known.has(key));
-  return name === undefined ? null : unknownParameter(name);
+  return names.find((name) => !known.has(name));
 }
 
 /** A shallow copy of each named field that was sent as an object, or null when none was. */
