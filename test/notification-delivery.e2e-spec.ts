@@ -4,6 +4,7 @@ import { createMerchant, createPaidOrder, TestMerchant } from './support/factori
 import { NOTIFY_ENV } from './support/notifications';
 import { Answer, Receiver, signedBy, startReceiver, waitFor } from './support/receiver';
 import { startTestApp, TestApp } from './support/test-app';
+import { EventsRepository } from '../src/notifications/events.repository';
 
 /** Due 0, 300 and 600 ms after the commit: NOTIFY_ENV's delays 0,300ms,300ms, each after the slot before. */
 const SCHEDULE_MS = [0, 300, 600];
@@ -156,6 +157,29 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it('records an attempt once when its recording is retried (a COMMIT whose outcome was unknown)', () =>
+    withReceiver(
+      () => ({ status: 200 }),
+      async (receiver) => {
+        const event = await paidEvent(receiver);
+        const events = t.app.get(EventsRepository);
+        const result = {
+          at: new Date(),
+          url: receiver.url,
+          statusCode: 200,
+          error: null,
+          durationMs: 12,
+          responseBody: '{"ok":true}',
+          delivered: true,
+        };
+        await events.recordRedelivery(event.id, result);
+        await events.recordRedelivery(event.id, result);
+        expect((await attempts(event.id)).map((a) => a.kind)).toEqual(['scheduled', 'redelivery']);
+        const { rows } = await t.db.pool.query('SELECT attempts FROM events WHERE id = $1', [event.id]);
+        expect(rows[0].attempts).toBe(2);
+      },
+    ));
 
   it('follows no redirect: a 3xx is a failed attempt', () =>
     withReceiver(

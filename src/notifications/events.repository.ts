@@ -250,21 +250,26 @@ export class EventsRepository {
    * Every attempt, however it ended and whichever job made it, is one row and counts once
    * in the event's `attempts`; its `last_*` fields show the attempt that started last, so
    * the event agrees with its attempts' list also when a redelivery and a scheduled
-   * attempt overlapped (the one that started first may be recorded last).
+   * attempt overlapped (the one that started first may be recorded last). Recording the
+   * same attempt again (persist retries after a connection broke during COMMIT, which may
+   * have succeeded) changes nothing: an attempt is its event, kind and start time.
    */
   private async recordAttempt(eventId: string, kind: 'scheduled' | 'redelivery', result: AttemptResult) {
     await this.db.rows(
       `WITH attempt AS (
          INSERT INTO notification_attempts (event_id, attempted_at, url, kind, status_code, error, duration_ms,
                                             response_body)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8))
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8
+          WHERE NOT EXISTS (SELECT 1 FROM notification_attempts
+                             WHERE event_id = $1 AND attempted_at = $2 AND kind = $4)
+         RETURNING 1)
        UPDATE events
           SET attempts = attempts + 1,
               last_attempt_at = greatest(last_attempt_at, $2),
               last_status_code = CASE WHEN last_attempt_at > $2 THEN last_status_code ELSE $5 END,
               last_error = CASE WHEN last_attempt_at > $2 THEN last_error ELSE $6 END,
               last_duration_ms = CASE WHEN last_attempt_at > $2 THEN last_duration_ms ELSE $7 END
-        WHERE id = $1`,
+        WHERE id = $1 AND EXISTS (SELECT 1 FROM attempt)`,
       [eventId, result.at, result.url, kind, result.statusCode, result.error, result.durationMs, result.responseBody],
     );
   }
