@@ -105,6 +105,11 @@ describe('rolling and revoking API keys (docs/operations.md)', () => {
       const response = await admin(merchant.id, 'roll', { environment: 'test', expires_in: expiresIn });
       expectError(response, 400, 'parameter_invalid', 'expires_in');
     }
+    // A value of the wrong type is told its type, not the range.
+    for (const expiresIn of ['10', true, 1.5, []]) {
+      const response = await admin(merchant.id, 'roll', { environment: 'test', expires_in: expiresIn });
+      expect(response.body.message).toBe('expires_in must be a whole number of seconds');
+    }
     const unknown = await admin(merchant.id, 'revoke', { environment: 'test', extra: 1 });
     expectError(unknown, 400, 'parameter_unknown', 'extra');
     expectError(await admin('mch_missing', 'roll', { environment: 'test' }), 404, 'resource_missing', 'id');

@@ -1,3 +1,4 @@
+import { expectError } from './support/expect-error';
 import { Webhook } from 'standardwebhooks';
 import { createMerchant, createOrder, TestMerchant } from './support/factories';
 import { startTestApp, TestApp } from './support/test-app';
@@ -63,6 +64,18 @@ describe('webhook secrets per environment (docs/webhooks.md)', () => {
       .expect(200);
     expect(response.body.data.status).toBe('processed');
     expect(await order(created.id)).toEqual({ status: 'paid' });
+
+    // A refusal names the header as it was sent.
+    const old = new Date(now.getTime() - 600_000);
+    const stale = await t
+      .http()
+      .post('/v1/webhooks/kukopay')
+      .set('Content-Type', 'application/json')
+      .set('svix-id', payment.id)
+      .set('svix-timestamp', String(Math.floor(old.getTime() / 1000)))
+      .set('svix-signature', new Webhook(TEST_SECRET).sign(payment.id, old, raw))
+      .send(raw);
+    expectError(stale, 400, 'webhook_signature_invalid', 'svix-timestamp');
   });
 
   it('a secret given as provider= signs events of both environments', async () => {

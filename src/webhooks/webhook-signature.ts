@@ -32,19 +32,24 @@ export function verifyWebhookSignature(
   headers: IncomingHttpHeaders,
 ): VerifiedDelivery {
   const signed: Record<string, string> = {};
+  // Each header as the request named it, for `param`: an error names what was sent.
+  const sentAs: Record<string, string> = {};
   for (const name of HEADERS) {
-    const value = headers[`webhook-${name}`] ?? headers[`svix-${name}`];
+    const header =
+      headers[`webhook-${name}`] === undefined && headers[`svix-${name}`] !== undefined ? 'svix' : 'webhook';
+    sentAs[name] = `${header}-${name}`;
+    const value = headers[sentAs[name]];
     if (typeof value !== 'string' || value === '')
       throw invalidSignature(`The webhook-${name} header is missing.`, `webhook-${name}`);
     signed[`webhook-${name}`] = value;
   }
   if (!/^\d{1,12}$/.test(signed['webhook-timestamp'])) {
-    throw invalidSignature('The webhook-timestamp header must be unix seconds.', 'webhook-timestamp');
+    throw invalidSignature(`The ${sentAs.timestamp} header must be unix seconds.`, sentAs.timestamp);
   }
   // Decided here from the parsed value, so the answer never depends on the verifier's wording.
   const skew = Math.floor(Date.now() / 1000) - Number(signed['webhook-timestamp']);
   if (Math.abs(skew) > TOLERANCE_SECONDS) {
-    throw invalidSignature('The webhook-timestamp is more than 5 minutes away from our clock.', 'webhook-timestamp');
+    throw invalidSignature(`The ${sentAs.timestamp} is more than 5 minutes away from our clock.`, sentAs.timestamp);
   }
   const text = utf8Text(raw, 'The webhook body');
   const environments = new Set<Environment>();
@@ -57,7 +62,7 @@ export function verifyWebhookSignature(
     }
   }
   if (environments.size === 0) {
-    throw invalidSignature('No v1 signature matches the body with any configured secret.', 'webhook-signature');
+    throw invalidSignature('No v1 signature matches the body with any configured secret.', sentAs.signature);
   }
   return { webhookId: signed['webhook-id'], text, environments };
 }

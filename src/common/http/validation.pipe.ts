@@ -45,13 +45,18 @@ export function toValidationError(errors: ValidationError[]): DomainError {
   return new DomainError('parameter_invalid', message, path);
 }
 
+/** class-validator's rules that check a value's type, before any length, range or pattern. */
+const TYPE_RULES = ['isString', 'isInt', 'isNumber', 'isBoolean', 'isObject', 'isArray'];
+
 /**
- * The message of the rule to name: the type rule when the value is not even a string
- * (`description: 5` is "must be a string", not "at most 1000 characters"), else the first
- * broken rule in the order the DTO's decorators register them.
+ * The message of the rule to name: the type rule when the value is not of the field's
+ * type (`description: 5` is "must be a string", not "at most 1000 characters";
+ * `expires_in: "10"` is "a whole number of seconds", not "from 0 to 2592000"), else the
+ * first broken rule in the order the DTO's decorators register them.
  */
 function pickRule(constraints: Record<string, string>): string | undefined {
-  return constraints.isString ?? Object.values(constraints)[0];
+  const typeRule = TYPE_RULES.find((rule) => rule in constraints);
+  return typeRule ? constraints[typeRule] : Object.values(constraints)[0];
 }
 
 function firstLeaf(errors: ValidationError[], prefix: string): { error: ValidationError; path: string } | null {
