@@ -4,7 +4,7 @@ import { NOTIFY_ENV } from './support/notifications';
 import { startReceiver, waitFor } from './support/receiver';
 import { startTestApp, TestApp } from './support/test-app';
 
-const TIMEOUT_MS = 3000;
+const TIMEOUT_MS = 5000;
 
 describe('notification workers shared between merchants (docs/notifications.md, "Sharing the workers")', () => {
   let t: TestApp;
