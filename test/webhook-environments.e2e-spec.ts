@@ -52,29 +52,22 @@ describe('webhook secrets per environment (docs/webhooks.md)', () => {
     const created = await createOrder(t, merchant.testKey);
     const payment = paymentSucceeded(created.id, {}, newEventId());
     const raw = JSON.stringify(payment);
-    const now = new Date();
-    const response = await t
-      .http()
-      .post('/v1/webhooks/kukopay')
-      .set('Content-Type', 'application/json')
-      .set('svix-id', payment.id)
-      .set('svix-timestamp', String(Math.floor(now.getTime() / 1000)))
-      .set('svix-signature', new Webhook(TEST_SECRET).sign(payment.id, now, raw))
-      .send(raw)
-      .expect(200);
+    /** The event signed at `at`, under the svix- names only. */
+    const sendAsSvix = (at: Date) =>
+      t
+        .http()
+        .post('/v1/webhooks/kukopay')
+        .set('Content-Type', 'application/json')
+        .set('svix-id', payment.id)
+        .set('svix-timestamp', String(Math.floor(at.getTime() / 1000)))
+        .set('svix-signature', new Webhook(TEST_SECRET).sign(payment.id, at, raw))
+        .send(raw);
+    const response = await sendAsSvix(new Date()).expect(200);
     expect(response.body.data.status).toBe('processed');
     expect(await order(created.id)).toEqual({ status: 'paid' });
 
     // A refusal names the header as it was sent.
-    const old = new Date(now.getTime() - 600_000);
-    const stale = await t
-      .http()
-      .post('/v1/webhooks/kukopay')
-      .set('Content-Type', 'application/json')
-      .set('svix-id', payment.id)
-      .set('svix-timestamp', String(Math.floor(old.getTime() / 1000)))
-      .set('svix-signature', new Webhook(TEST_SECRET).sign(payment.id, old, raw))
-      .send(raw);
+    const stale = await sendAsSvix(new Date(Date.now() - 600_000));
     expectError(stale, 400, 'webhook_signature_invalid', 'svix-timestamp');
   });
 

@@ -68,7 +68,16 @@ export function isDatabaseBusy(error: unknown): boolean {
   return busyCause(error) !== null;
 }
 
-export function busyCause(error: unknown): BusyCause | null {
+/**
+ * The busy causes that are load shed as designed (one hot row, a full pool), not faults:
+ * a statement cut off by statement_timeout (60 s) is a defect such as a bad plan.
+ */
+export function loadShedCause(error: unknown): Exclude<BusyCause, 'statement_timeout'> | null {
+  const cause = busyCause(error);
+  return cause === 'statement_timeout' ? null : cause;
+}
+
+function busyCause(error: unknown): BusyCause | null {
   if (error instanceof DatabaseBusyError) return 'no_write_slot';
   const cause = BUSY_CAUSES[codeOf(error) ?? ''];
   if (cause) return cause;

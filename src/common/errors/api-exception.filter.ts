@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { busyCause } from '../../database/pg-errors';
+import { loadShedCause } from '../../database/pg-errors';
 import { sendApiResponse } from '../http/send';
 import { addLogFields } from '../logging/request-logging';
 import { DomainError } from './domain-error';
@@ -20,12 +20,11 @@ export class ApiExceptionFilter implements ExceptionFilter {
     const reply = host.switchToHttp().getResponse<FastifyReply>();
     const response = toErrorResponse(exception, request.id);
     // A DomainError is an answer we chose (503 resource_not_ready …): the request line says
-    // it. So is a database too busy to serve the request in time (a hot row's lock, no
-    // write slot or connection): load shed as designed, its cause on the request line (at
-    // warn). A statement cut off by statement_timeout (60 s) is not: that is a defect,
-    // such as a bad plan. Anything else that ends in a 5xx is a fault, logged with its stack.
-    const busy = busyCause(exception);
-    if (busy && busy !== 'statement_timeout') addLogFields(request, { database_busy: busy });
+    // it. So is load shed as designed (a hot row's lock, no write slot or connection): its
+    // cause on the request line, at warn. Anything else that ends in a 5xx is a fault,
+    // logged with its stack.
+    const shed = loadShedCause(exception);
+    if (shed) addLogFields(request, { database_busy: shed });
     else if (response.status >= 500 && !(exception instanceof DomainError)) {
       this.logger.error({ msg: 'request failed', err: exception, request_id: request.id });
     }
