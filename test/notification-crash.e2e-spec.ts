@@ -1,7 +1,8 @@
 import { startClusterProcess } from './support/cluster-client.cjs';
 import { createTestDatabase } from './support/database';
 import { NOTIFY_ENV } from './support/notifications';
-import { startReceiver, waitForSettled } from './support/receiver';
+import { EventsRepository } from '../src/notifications/events.repository';
+import { startReceiver, waitFor, waitForSettled } from './support/receiver';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
 import { createMerchant, orderBody } from './support/factories';
@@ -182,6 +183,45 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
       const { rows } = await recorder.db.pool.query('SELECT delivery_status FROM events WHERE id = $1', [eventId]);
       expect(rows[0].delivery_status).toBe('delivered');
       expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
+    } finally {
+      await deliverer?.close();
+      await receiver.close();
+      await recorder.close();
+    }
+  }, 60000);
+
+  it('sends a redelivery once when the process that put it back died before its job ended', async () => {
+    const recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver();
+    let deliverer: TestApp | null = null;
+    try {
+      const merchant = await createMerchant(recorder);
+      const [eventId] = await payOrders(recorder, merchant.testKey, receiver.url, 1);
+      // Its schedule over, so that the redelivery is its only attempt.
+      await recorder.db.pool.query(
+        `UPDATE events SET enqueued = true, delivery_status = 'failed', next_attempt_at = NULL WHERE id = $1`,
+        [eventId],
+      );
+      await recorder.http().post(`/v1/events/${eventId}/redeliver`).set('X-Api-Key', merchant.testKey).expect(202);
+      // A worker took the job, found the merchant at its share of the workers and put the
+      // attempt back; then its instance was killed before the queue marked the job done.
+      const taken = await recorder.db.pool.query(
+        `UPDATE graphile_worker._private_jobs
+            SET attempts = 1, locked_by = 'pool-of-a-killed-instance', locked_at = now() - interval '1 minute'
+          WHERE id = (SELECT id FROM graphile_worker.jobs WHERE payload->>'event_id' = $1)
+          RETURNING payload`,
+        [eventId],
+      );
+      await recorder.app.get(EventsRepository).putBack({ ...taken.rows[0].payload, put_back: 1 }, 0);
+
+      deliverer = await startTestApp({ ...NOTIFY_ENV }, recorder.db);
+      // Both jobs have run: the killed instance's too, once its lease ran out.
+      await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 30000);
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
+      const attempts = await recorder.db.pool.query('SELECT kind FROM notification_attempts WHERE event_id = $1', [
+        eventId,
+      ]);
+      expect(attempts.rows).toEqual([{ kind: 'redelivery' }]);
     } finally {
       await deliverer?.close();
       await receiver.close();

@@ -105,8 +105,9 @@ const deliveryRate = {
                   json_build_object('object', json_build_object('id', $2::text, 'object', 'order')), $3, 'pending', now(), true
              FROM generate_series(1, $4) AS g
            RETURNING id)
-         SELECT id, graphile_worker.add_job('deliver_notification', json_build_object('event_id', id, 'slot', 0),
-                                            max_attempts => 10) IS NOT NULL AS queued
+         SELECT id, graphile_worker.add_job('deliver_notification',
+                                            json_build_object('event_id', id, 'slot', 0, 'job_key', id || ':slot:0'),
+                                            job_key => id || ':slot:0', max_attempts => 10) IS NOT NULL AS queued
            FROM event`,
         [ctx.server.merchantId, order, receiver.url, count],
       );

@@ -144,7 +144,7 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
           localQueue: { size: this.config.notifications.concurrency },
         },
       },
-      taskList: { [DELIVER_TASK]: async (payload) => this.task.run(payload as DeliveryJob) },
+      taskList: { [DELIVER_TASK]: async (payload, helpers) => this.task.run(payload as DeliveryJob, helpers.job.key) },
     });
     this.runner = runner;
     runner.promise.then(replace, replace);

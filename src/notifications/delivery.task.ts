@@ -50,7 +50,11 @@ export class DeliveryTask {
     this.workerSlots = new Slots(concurrency, Math.ceil(concurrency / 3));
   }
 
-  async run(job: DeliveryJob): Promise<void> {
+  /** `heldKey`: the job's key in the queue as it was taken, null when it holds none. */
+  async run(job: DeliveryJob, heldKey: string | null): Promise<void> {
+    // Handed on by a put-back whose process died before this job ended: the job it was
+    // handed to makes the attempt.
+    if (job.job_key !== undefined && job.job_key !== heldKey) return;
     const event = await this.events.find(job.event_id);
     if (!event || !event.notify_url) return;
     const scheduled = typeof job.slot === 'number';

@@ -6,6 +6,7 @@
  * job, so each event gets exactly one first job.
  */
 import { Injectable } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
 import { Db, NamedStatement } from '../database/db';
 import { keysetRows, KeysetRows } from '../database/keyset-page';
 import { Environment } from '../domain/environment';
@@ -21,6 +22,19 @@ export interface DeliveryJob {
   slot?: number;
   /** How many times this attempt was put back (its merchant held its share of the workers). */
   put_back?: number;
+  /**
+   * The queue's job key the job was added with (absent on jobs added before keys were).
+   * Putting an attempt back adds its next job under the same key, which the queue takes
+   * from the running job in the same statement; a job that no longer holds its key was
+   * handed on that way, and does nothing if it is ever run again (its process died before
+   * it ended).
+   */
+  job_key?: string;
+}
+
+/** The key of a scheduled slot's job (the relay writes slot 0's in its SQL, the same way). */
+function slotJobKey(eventId: string, slot: number): string {
+  return `${eventId}:slot:${slot}`;
 }
 
 /** Inserts the event; the relay adds its first job after commit (enqueued = false until then). */
@@ -48,9 +62,9 @@ const RELAY_EVENTS: NamedStatement = {
          marked AS (
            UPDATE events e SET enqueued = true FROM batch WHERE e.id = batch.id RETURNING e.id, e.next_attempt_at),
          specs AS (
-           SELECT ARRAY(SELECT ROW('${DELIVER_TASK}', json_build_object('event_id', id, 'slot', 0), NULL,
-                                   next_attempt_at, ${JOB_MAX_ATTEMPTS}, NULL, NULL, NULL)::graphile_worker.job_spec
-                          FROM marked) AS jobs)
+           SELECT ARRAY(SELECT ROW('${DELIVER_TASK}', json_build_object('event_id', id, 'slot', 0, 'job_key', key),
+                                   NULL, next_attempt_at, ${JOB_MAX_ATTEMPTS}, key, NULL, NULL)::graphile_worker.job_spec
+                          FROM (SELECT id, next_attempt_at, id || ':slot:0' AS key FROM marked) AS keyed) AS jobs)
          SELECT (SELECT count(*) FROM graphile_worker.add_jobs(jobs))::int AS n
            FROM specs WHERE cardinality(jobs) > 0`,
 };
@@ -175,25 +189,27 @@ export class EventsRepository {
 
   /** A job for one more attempt now, outside the schedule (in the caller's transaction). */
   async enqueueRedelivery(eventId: string): Promise<void> {
+    const key = `${eventId}:redelivery:${randomUUID()}`;
     await this.db.rows(
-      `SELECT graphile_worker.add_job('${DELIVER_TASK}', json_build_object('event_id', $1::text),
-                                      max_attempts => ${JOB_MAX_ATTEMPTS})`,
-      [eventId],
+      `SELECT graphile_worker.add_job('${DELIVER_TASK}', json_build_object('event_id', $1::text, 'job_key', $2::text),
+                                      job_key => $2, max_attempts => ${JOB_MAX_ATTEMPTS})`,
+      [eventId, key],
     );
   }
 
   /**
-   * Puts an attempt back: the same job again, due `delayMs` from now. The job that calls
-   * this then ends; were its process to die in between, both may send the event (as after
-   * any crash mid-attempt: one webhook-id, twice), and the slot check lets only one move
-   * it on (docs/notifications.md, "Sharing the workers").
+   * Puts an attempt back: the same job again, due `delayMs` from now, under the running
+   * job's key. graphile-worker's `add_job` gives a key held by a running job to the new
+   * job and clears it from the running one in the same statement, so were the process to
+   * die before the running job ends, that job, run again after its lease, finds its key
+   * gone and does nothing (DeliveryTask.run): the attempt is sent once either way.
    */
   async putBack(job: DeliveryJob, delayMs: number): Promise<void> {
     await this.db.rows(
       `SELECT graphile_worker.add_job('${DELIVER_TASK}', $1::json,
                                       run_at => now() + make_interval(secs => $2::float8 / 1000),
-                                      max_attempts => ${JOB_MAX_ATTEMPTS})`,
-      [JSON.stringify(job), delayMs],
+                                      job_key => $3, max_attempts => ${JOB_MAX_ATTEMPTS})`,
+      [JSON.stringify(job), delayMs, job.job_key ?? null],
     );
   }
 
@@ -226,9 +242,10 @@ export class EventsRepository {
       );
       if (moved?.next_attempt_at) {
         await this.db.rows(
-          `SELECT graphile_worker.add_job('${DELIVER_TASK}', json_build_object('event_id', $1::text, 'slot', $2::int),
-                                          run_at => $3, max_attempts => ${JOB_MAX_ATTEMPTS})`,
-          [event.id, slot + 1, moved.next_attempt_at],
+          `SELECT graphile_worker.add_job('${DELIVER_TASK}',
+                                          json_build_object('event_id', $1::text, 'slot', $2::int, 'job_key', $4::text),
+                                          run_at => $3, job_key => $4, max_attempts => ${JOB_MAX_ATTEMPTS})`,
+          [event.id, slot + 1, moved.next_attempt_at, slotJobKey(event.id, slot + 1)],
         );
       }
     });
