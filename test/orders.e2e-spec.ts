@@ -275,6 +275,11 @@ describe('orders', () => {
       'resource_missing',
       'starting_after',
     );
+    const empty = await get('/v1/orders?starting_after=', fresh.testKey);
+    expectError(empty, 400, 'parameter_invalid', 'starting_after');
+    expect(empty.body.message).toBe(
+      'starting_after must not be empty: leave it out, or send the last id of the previous page',
+    );
     // A cursor of 15,000 characters is quoted by its first 100, not echoed back whole.
     const long = await get(`/v1/orders?starting_after=ord_${'a'.repeat(15_000)}`, fresh.testKey);
     expectError(long, 404, 'resource_missing', 'starting_after');

@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
 import { notFound } from './errors/domain-error';
 import { Page } from './http/api-response';
 
@@ -20,9 +20,14 @@ export class PageQuery {
   @Max(100, { message: 'limit must be an integer from 1 to 100' })
   limit?: number;
 
-  @ApiPropertyOptional({ description: 'The last id of the previous page: list the objects created before it' })
+  @ApiPropertyOptional({
+    description: 'The last id of the previous page: list the objects created before it',
+    minLength: 1,
+  })
   @IsOptional()
   @IsString()
+  // Empty (`?starting_after=`) is a client's bug, not an id that names no object.
+  @MinLength(1, { message: 'starting_after must not be empty: leave it out, or send the last id of the previous page' })
   starting_after?: string;
 }
 
