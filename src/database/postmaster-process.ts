@@ -1,5 +1,76 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
+
+export interface PostmasterStart {
+  /** The `postgres` binary. */
+  binary: string;
+  dataDir: string;
+  port: number;
+  /** More command-line arguments (`-c name=value` …). */
+  flags: string[];
+  /** Every line PostgreSQL writes (its log goes to stderr). */
+  log: (text: string) => void;
+  /** In a session of its own, out of this process's group (below). */
+  ownSession: boolean;
+}
+
+const READY = 'database system is ready to accept connections';
+
+/**
+ * Starts a postmaster and resolves once it accepts connections. With `ownSession` it runs
+ * in a session of its own (setsid, as `pg_ctl start` does): in the service's process
+ * group it would get the SIGINT a terminal sends the whole group on Ctrl-C, PostgreSQL's
+ * fast shutdown, and end every session at once while the service drains the requests in
+ * flight, which then fail. The service stops it itself, after draining. As root it runs
+ * as the user `postgres`, since PostgreSQL refuses to run as root.
+ */
+export function startPostmaster(start: PostmasterStart): Promise<ChildProcess> {
+  return new Promise((resolveStart, reject) => {
+    const child = spawn(start.binary, ['-D', start.dataDir, '-p', String(start.port), ...start.flags], {
+      ...postgresUser(),
+      detached: start.ownSession,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, LC_MESSAGES: 'C' },
+    });
+    let ready = false;
+    let lastOutput = '';
+    // Read for as long as it runs: a full pipe would block PostgreSQL's next log line.
+    child.stderr!.on('data', (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      start.log(text.trim());
+      if (ready) return;
+      lastOutput = (lastOutput + text).slice(-2000);
+      if (lastOutput.includes(READY)) {
+        ready = true;
+        resolveStart(child);
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code, signal) => {
+      if (!ready) {
+        const how = signal ?? `exit code ${code}`;
+        reject(
+          new Error(`PostgreSQL stopped while starting (${how}): ${lastOutput.trim().split('\n').slice(-3).join(' ')}`),
+        );
+      }
+    });
+  });
+}
+
+/** Fast shutdown (SIGINT) of a postmaster this process started, then waits for it to exit. */
+export async function stopStartedPostmaster(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolveExit) => child.once('exit', resolveExit));
+  child.kill('SIGINT');
+  await exited;
+}
+
+function postgresUser(): { uid?: number; gid?: number } {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
+  const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
 
 /**
  * Whether `pid` is a PostgreSQL postmaster serving `dataDir`, read from

@@ -24,7 +24,7 @@ export async function startTestCluster(
 ): Promise<EmbeddedDatabase & { dir: string }> {
   await removeOrphanedClusters();
   const dir = join(testClustersRoot(), `${process.pid}-${label}-${randomBytes(4).toString('hex')}`);
-  const database = await startEmbeddedPostgres({ dir, durable: options.durable ?? false });
+  const database = await startEmbeddedPostgres({ dir, durable: options.durable ?? false, ownSession: false });
   return {
     ...database,
     dir,

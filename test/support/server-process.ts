@@ -14,8 +14,16 @@ export interface ServerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** The built server (`node dist/main.js`) as a real process, for kill and shutdown tests. */
-export async function startServerProcess(env: Record<string, string>, cwd?: string): Promise<ServerProcess> {
+/**
+ * The built server (`node dist/main.js`) as a real process, for kill and shutdown tests.
+ * `ownProcessGroup`: the leader of a process group of its own, as under a terminal, so
+ * that the test can signal the whole group as Ctrl-C does.
+ */
+export async function startServerProcess(
+  env: Record<string, string>,
+  cwd?: string,
+  { ownProcessGroup = false } = {},
+): Promise<ServerProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'main.js')], {
     env: {
@@ -27,6 +35,7 @@ export async function startServerProcess(env: Record<string, string>, cwd?: stri
     },
     stdio: ['ignore', 'pipe', 'pipe'],
     cwd,
+    detached: ownProcessGroup,
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let stderr = '';
