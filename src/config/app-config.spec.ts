@@ -160,6 +160,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...on, [name]: 'maybe' })).toThrow(new RegExp(`${name} must be on/off`));
   });
 
+  // Switches already take OFF and On; the named settings take any case the same way.
+  it('reads the named settings in any case', () => {
+    const config = loadConfig({ LOG_LEVEL: 'INFO', LOG_FORMAT: 'Pretty' });
+    expect([config.logLevel, config.logFormat]).toEqual(['info', 'pretty']);
+    const pooled = { DATABASE_URL: 'postgres://pgbouncer/db', DATABASE_DIRECT_URL: 'postgres://primary/db' };
+    expect(loadConfig({ ...pooled, DATABASE_POOL_MODE: 'Transaction' }).databasePoolMode).toBe('transaction');
+  });
+
+  it.each([
+    ['a trailing comma', `kukopay=${WHSEC},`, 'entry #2'],
+    ['two commas in a row', `kukopay=${WHSEC},,other=${WHSEC}`, 'entry #2'],
+    ['a leading comma', ` ,kukopay=${WHSEC}`, 'entry #1'],
+  ])('says which webhook secrets entry is empty after %s', (_, secrets, entry) => {
+    expect(() => loadConfig({ WEBHOOK_SECRETS: secrets })).toThrow(
+      `Invalid configuration: WEBHOOK_SECRETS ${entry} is empty; remove the extra comma`,
+    );
+  });
+
   it('switches the purge schedule off', () => {
     expect(loadConfig({ IDEMPOTENCY_PURGE_CRON: 'off' }).idempotencyPurgeCron).toBeNull();
   });

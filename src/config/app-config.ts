@@ -145,8 +145,9 @@ function databaseUrl(env: Env, name: string): string | null {
  */
 const SSL_MODES: readonly string[] = ['disable', 'require', 'verify-ca', 'verify-full', 'no-verify'];
 
+/** One of a few lower-case words; `INFO` means `info`, as `OFF` means `off` for on/off switches. */
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = value(env, name) ?? fallback;
+  const raw = value(env, name)?.toLowerCase() ?? fallback;
   if (!(allowed as readonly string[]).includes(raw)) {
     throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${raw}")`);
   }

@@ -29,6 +29,7 @@ export function parseWebhookSecrets(raw: string | undefined): WebhookSecrets {
   const seen = new Set<string>();
   for (const [index, entry] of raw.split(',').entries()) {
     const where = `entry #${index + 1}`;
+    if (entry.trim() === '') throw new Error(`${where} is empty; remove the extra comma`);
     const separator = entry.indexOf('=');
     const match = NAME.exec(entry.slice(0, Math.max(separator, 0)).trim());
     if (separator < 0 || !match) {

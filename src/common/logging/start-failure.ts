@@ -8,7 +8,7 @@ import { ConfigError } from '../../config/app-config';
  */
 export function startFailureText(error: unknown): string {
   if (error instanceof ConfigError) return `${error.message}\n`;
-  const debugging = ['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '');
+  const debugging = ['debug', 'trace'].includes(process.env.LOG_LEVEL?.trim().toLowerCase() ?? '');
   const text = error instanceof Error ? ((debugging ? error.stack : undefined) ?? error.message) : String(error);
   return `Failed to start: ${text}${debugging ? '' : ' (LOG_LEVEL=debug shows where)'}\n`;
 }
