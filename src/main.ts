@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // From here on every message, Nest's included, is a pino JSON line.
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel, config.logFormat)));
-  await assertListenable(config.host);
+  await assertListenable(config.host, config.port);
   const database = await starting.resolve(config, (line) => logger.log(line));
   embedded = database.embedded;
   // A signal came while the database started: its handler stops it and exits.
@@ -80,9 +80,14 @@ async function main(): Promise<void> {
 main().catch(async (error: unknown) => {
   // A start a signal ended fails as its database goes: the signal's handler exits.
   if (stopSignals.received) return;
-  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+  const { code } = error as NodeJS.ErrnoException;
+  if (code === 'EADDRINUSE') {
     process.stderr.write(
       `Failed to start: ${(error as Error).message}; set PORT (or HOST) to a free address, or stop what listens there\n`,
+    );
+  } else if (code === 'EACCES') {
+    process.stderr.write(
+      `Failed to start: ${(error as Error).message}; ports below 1024 need privileges: set PORT to 1024 or above\n`,
     );
   } else {
     process.stderr.write(startFailureText(error));

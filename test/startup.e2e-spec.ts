@@ -167,7 +167,7 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 
-  it('on a taken port says which variable to change, and keeps the demo key for the start that listens', async () => {
+  it('on a taken port says which variable to change once, starts nothing, and keeps the demo key for the start that listens', async () => {
     const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
     const taken = createServer();
     await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
@@ -183,6 +183,10 @@ describe('start-up (docs/operations.md)', () => {
       expect(failed.stderr).toMatch(/EADDRINUSE.*set PORT \(or HOST\) to a free address/);
       expect(failed.stderr).not.toMatch(/\n\s+at /);
       expect(failed.stdout).not.toMatch(/kuko_test_/);
+      // Refused before anything started: no database, no workers, and one message.
+      expect(existsSync(join(home, '.data'))).toBe(false);
+      expect(failed.stdout).not.toMatch(/EADDRINUSE|notification|migration/i);
+      expect(failed.stderr.match(/EADDRINUSE/g)).toHaveLength(1);
 
       const next = await startServerProcess({ DATABASE_URL: '' }, home);
       expect(next.stdout.join('\n')).toMatch(/Demo merchant .* created/);

@@ -1,22 +1,26 @@
 import { createServer } from 'node:net';
 import { ConfigError } from './env-values';
 
+/** Refusals that are about the port, reported as the listen itself would report them. */
+const PORT_REFUSALS = new Set(['EADDRINUSE', 'EACCES']);
+
 /**
- * Checks before anything starts that HOST can be listened on: a name that does not
- * resolve (ENOTFOUND) or an address that is not this machine's (EADDRNOTAVAIL) would
- * otherwise fail only after the database and the workers have started, as a bare system
- * error. Binds port 0 (any free one) and closes it at once; whether PORT is free is
- * still only known when the server listens.
+ * Checks before anything starts that HOST and PORT can be listened on, by binding them and
+ * closing at once. A taken port (EADDRINUSE), a name that does not resolve (ENOTFOUND) or
+ * an address that is not this machine's (EADDRNOTAVAIL) would otherwise fail only after
+ * the database, the migrations and the notification workers had started. The port can
+ * still be taken between this check and the listen; the listen then fails as before.
  */
-export async function assertListenable(host: string): Promise<void> {
+export async function assertListenable(host: string, port: number): Promise<void> {
   const probe = createServer();
   try {
     await new Promise<void>((resolve, reject) => {
       probe.once('error', reject);
-      probe.listen(0, host, resolve);
+      probe.listen(port, host, resolve);
     });
   } catch (error) {
     const { code, message } = error as NodeJS.ErrnoException;
+    if (code !== undefined && PORT_REFUSALS.has(code)) throw error;
     throw new ConfigError(
       'HOST',
       `cannot be listened on: ${code ?? message} (got "${host}"; 0.0.0.0 is every interface)`,
