@@ -23,6 +23,10 @@ describe('health and a lost database (docs/operations.md)', () => {
       const notReady = await t.http().get('/health/ready');
       expectError(notReady, 503, 'service_unavailable');
       expect(notReady.headers['retry-after']).toBe('1');
+      // Refused at once, and said so: not "did not answer in time".
+      expect(notReady.body.message).toBe(
+        'The database refused the connection: it is not running, or not listening at the configured address.',
+      );
 
       const api = await t.http().get('/v1/account').set('X-Api-Key', merchant.testKey);
       expectError(api, 503, 'service_unavailable');

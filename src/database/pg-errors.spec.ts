@@ -1,5 +1,5 @@
 import { toErrorResponse } from '../common/errors/error-response';
-import { isDatabaseUnavailable, isStalePlan } from './pg-errors';
+import { isDatabaseUnavailable, isStalePlan, unavailableReason } from './pg-errors';
 
 /** An error as pg reports one from the server: its message and SQLSTATE. */
 function serverError(message: string, code: string): Error {
@@ -33,5 +33,18 @@ describe('database errors', () => {
     const bug = serverError('bind message supplies 2 parameters, but prepared statement "s" requires 3', '08P01');
     expect(isDatabaseUnavailable(bug)).toBe(false);
     expect(toErrorResponse(bug, 'req_3').status).toBe(500);
+  });
+
+  it.each([
+    ['connect ECONNREFUSED 10.0.0.7:5432', 'ECONNREFUSED', /^refused the connection: it is not running/],
+    ['the database system is starting up', '57P03', /^is starting up, shutting down or in recovery$/],
+    ['sorry, too many clients already', '53300', /^has no free connection slots/],
+    ['password authentication failed for user "kuko"', '28P01', /^refused this service's credentials/],
+    ['database "kuko" does not exist', '3D000', /^refused this service's credentials or database name$/],
+    ['Connection terminated unexpectedly', 'XX000', /^failed the check/],
+  ])('say why the database is unavailable without its address or names (%s)', (message, code, reason) => {
+    const said = unavailableReason(serverError(message, code));
+    expect(said).toMatch(reason);
+    expect(said).not.toMatch(/10\.0\.0\.7|kuko/);
   });
 });

@@ -115,3 +115,21 @@ export function isRefusedConnection(error: unknown): boolean {
   }
   return false;
 }
+
+/**
+ * Why a connection or a statement failed, in words an operator can act on (the readiness
+ * check's 503): never an address, a user name or SQL.
+ */
+export function unavailableReason(error: unknown): string {
+  const code = codeOf(error) ?? '';
+  if (code === 'ECONNREFUSED')
+    return 'refused the connection: it is not running, or not listening at the configured address';
+  if (code === 'ENOTFOUND' || code === 'EHOSTUNREACH')
+    return 'could not be reached: its host name does not resolve, or no route leads to it';
+  if (code === '57P03') return 'is starting up, shutting down or in recovery';
+  if (code === '57P01' || code === '57P02') return 'is shutting down';
+  if (code === '53300') return 'has no free connection slots (max_connections)';
+  if (isRefusedConnection(error)) return "refused this service's credentials or database name";
+  if (busyCause(error) === 'no_connection') return "had no connection free in this instance's pool";
+  return 'failed the check: the connection was lost or refused';
+}

@@ -1,13 +1,26 @@
 import type { Db } from './db';
+import { unavailableReason } from './pg-errors';
 
-/** Whether the database answers a trivial statement within `timeoutMs`. */
-export async function ping(db: Db, timeoutMs: number): Promise<boolean> {
+/** The outcome of a readiness check: up, or why not in words for the operator. */
+export type DatabaseCheck = { up: true } | { up: false; reason: string };
+
+/** Whether the database answers a trivial statement within `timeoutMs`, and if not, why. */
+export async function ping(db: Db, timeoutMs: number): Promise<DatabaseCheck> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const timeout = new Promise<DatabaseCheck>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          up: false,
+          reason: `did not answer within ${timeoutMs} ms: every connection busy, or the server too slow`,
+        }),
+      timeoutMs,
+    );
+  });
   try {
     const answered = db.one('SELECT 1').then(
-      () => true,
-      () => false,
+      (): DatabaseCheck => ({ up: true }),
+      (error: unknown): DatabaseCheck => ({ up: false, reason: unavailableReason(error) }),
     );
     return await Promise.race([answered, timeout]);
   } finally {

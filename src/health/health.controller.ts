@@ -27,9 +27,8 @@ export class HealthController {
   @ApiData(200, ReadinessSchema, { description: 'Ready.' })
   @ApiErrors('service_unavailable')
   async ready() {
-    if (!(await ping(this.db, 1000))) {
-      throw serviceUnavailable('The database did not answer within a second: unreachable, or every connection busy.');
-    }
+    const check = await ping(this.db, 1000);
+    if (!check.up) throw serviceUnavailable(`The database ${check.reason}.`);
     return { status: 'ok', checks: { database: { status: 'up' } } };
   }
 }
