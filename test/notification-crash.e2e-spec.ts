@@ -1,7 +1,7 @@
 import { startClusterProcess } from './support/cluster-client.cjs';
 import { createTestDatabase } from './support/database';
 import { NOTIFY_ENV } from './support/notifications';
-import { EventsRepository } from '../src/notifications/events.repository';
+import { EventsRepository, slotJobKeySuffix } from '../src/notifications/events.repository';
 import { Receiver, startReceiver, waitFor, waitForSettled } from './support/receiver';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
@@ -168,15 +168,18 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
       eventId: string;
       deliver: () => Promise<void>;
     }) => Promise<void>,
+    slowMerchant = false,
   ): Promise<void> {
     const recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
-    const receiver = await startReceiver();
+    // A slow merchant answers after 4 s, within the attempt's timeout.
+    const receiver = await startReceiver(undefined, slowMerchant ? 4000 : 0);
     const deliverers: TestApp[] = [];
     try {
       const { testKey } = await createMerchant(recorder);
       const [eventId] = await payOrders(recorder, testKey, receiver.url, 1);
       const deliver = async () => {
-        deliverers.push(await startTestApp({ ...NOTIFY_ENV }, recorder.db));
+        const timeout = slowMerchant ? { NOTIFY_TIMEOUT_MS: '10000' } : {};
+        deliverers.push(await startTestApp({ ...NOTIFY_ENV, ...timeout }, recorder.db));
       };
       await scenario({ recorder, receiver, testKey, eventId, deliver });
     } finally {
@@ -249,6 +252,38 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
         ]);
         expect(attempts.rows).toEqual([{ kind: 'redelivery' }]);
       }),
+    60000,
+  );
+
+  it(
+    'sends a scheduled attempt once when the process that put it back died, though both its jobs run at once',
+    () =>
+      withOneEvent(async ({ recorder, receiver, eventId, deliver }) => {
+        // The first attempt's job, keyed as the relay keys it; a worker took it, found the
+        // merchant at its share of the workers and put it back, then its instance was killed.
+        const key = eventId + slotJobKeySuffix(0);
+        const job = await recorder.db.pool.query(
+          `SELECT (graphile_worker.add_job('deliver_notification',
+                     json_build_object('event_id', $1::text, 'slot', 0, 'job_key', $2::text),
+                     job_key => $2, max_attempts => 10)).id`,
+          [eventId, key],
+        );
+        await recorder.db.pool.query('UPDATE events SET enqueued = true WHERE id = $1', [eventId]);
+        const taken = await lockedByAKilledInstance(recorder, 'id = $1', job.rows[0].id, 1);
+        await recorder.app.get(EventsRepository).putBack({ ...taken.rows[0].payload, put_back: 1 }, 0);
+
+        // The new instance unlocks the killed one's job as it starts, and takes both jobs
+        // together: the merchant answers slowly, so neither has recorded its attempt when
+        // the other reads the event. Only the job that holds the key may send.
+        await deliver();
+        await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 30000);
+        expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
+        const attempts = await recorder.db.pool.query(
+          'SELECT count(*)::int AS n FROM notification_attempts WHERE event_id = $1',
+          [eventId],
+        );
+        expect(attempts.rows[0].n).toBe(1);
+      }, true),
     60000,
   );
 

@@ -9,6 +9,7 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Db, NamedStatement } from '../database/db';
 import { keysetRows, KeysetRows } from '../database/keyset-page';
+import { literal } from '../database/literal';
 import { Environment } from '../domain/environment';
 import { AttemptRow, EVENT_COLUMNS, EventRow, EventType } from './event';
 
@@ -32,9 +33,13 @@ export interface DeliveryJob {
   job_key?: string;
 }
 
-/** The key of a scheduled slot's job (the relay writes slot 0's in its SQL, the same way). */
+/** The key of a scheduled slot's job: the event id followed by this. */
+export function slotJobKeySuffix(slot: number): string {
+  return `:slot:${slot}`;
+}
+
 function slotJobKey(eventId: string, slot: number): string {
-  return `${eventId}:slot:${slot}`;
+  return eventId + slotJobKeySuffix(slot);
 }
 
 /** Inserts the event; the relay adds its first job after commit (enqueued = false until then). */
@@ -64,7 +69,7 @@ const RELAY_EVENTS: NamedStatement = {
          specs AS (
            SELECT ARRAY(SELECT ROW('${DELIVER_TASK}', json_build_object('event_id', id, 'slot', 0, 'job_key', key),
                                    NULL, next_attempt_at, ${JOB_MAX_ATTEMPTS}, key, NULL, NULL)::graphile_worker.job_spec
-                          FROM (SELECT id, next_attempt_at, id || ':slot:0' AS key FROM marked) AS keyed) AS jobs)
+                          FROM (SELECT id, next_attempt_at, id || ${literal(slotJobKeySuffix(0))} AS key FROM marked) AS keyed) AS jobs)
          SELECT (SELECT count(*) FROM graphile_worker.add_jobs(jobs))::int AS n
            FROM specs WHERE cardinality(jobs) > 0`,
 };
