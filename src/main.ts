@@ -11,7 +11,7 @@ import { startupSummary } from './common/logging/startup-summary';
 import { startFailureText } from './common/logging/start-failure';
 import { STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig } from './config/app-config';
-import { assertListenable } from './config/listen-address';
+import { assertListenable, listenFailureHint } from './config/listen-address';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { StartingDatabase } from './database/resolve-database';
 import { MerchantsService } from './merchants/merchants.service';
@@ -80,18 +80,8 @@ async function main(): Promise<void> {
 main().catch(async (error: unknown) => {
   // A start a signal ended fails as its database goes: the signal's handler exits.
   if (stopSignals.received) return;
-  const { code } = error as NodeJS.ErrnoException;
-  if (code === 'EADDRINUSE') {
-    process.stderr.write(
-      `Failed to start: ${(error as Error).message}; set PORT (or HOST) to a free address, or stop what listens there\n`,
-    );
-  } else if (code === 'EACCES') {
-    process.stderr.write(
-      `Failed to start: ${(error as Error).message}; ports below 1024 need privileges: set PORT to 1024 or above\n`,
-    );
-  } else {
-    process.stderr.write(startFailureText(error));
-  }
+  const hint = listenFailureHint(error);
+  process.stderr.write(hint ? `Failed to start: ${(error as Error).message}; ${hint}\n` : startFailureText(error));
   await embedded?.stop();
   process.exit(1);
 });

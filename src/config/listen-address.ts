@@ -29,3 +29,14 @@ export async function assertListenable(host: string, port: number): Promise<void
     await new Promise<void>((resolve) => (probe.listening ? probe.close(() => resolve()) : resolve()));
   }
 }
+
+/** What to change when listening failed (checked before anything started, or at the listen itself). */
+export function listenFailureHint(error: unknown): string | null {
+  const { code, syscall, port } = error as NodeJS.ErrnoException & { port?: number };
+  if (syscall !== 'listen') return null;
+  if (code === 'EADDRINUSE') return 'set PORT (or HOST) to a free address, or stop what listens there';
+  if (code !== 'EACCES') return null;
+  return port !== undefined && port < 1024
+    ? 'ports below 1024 need privileges: set PORT to 1024 or above'
+    : 'this user may not listen there: set PORT (or HOST) to an address it may use';
+}
