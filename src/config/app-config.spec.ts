@@ -166,6 +166,9 @@ describe('loadConfig', () => {
     expect([config.logLevel, config.logFormat]).toEqual(['info', 'pretty']);
     const pooled = { DATABASE_URL: 'postgres://pgbouncer/db', DATABASE_DIRECT_URL: 'postgres://primary/db' };
     expect(loadConfig({ ...pooled, DATABASE_POOL_MODE: 'Transaction' }).databasePoolMode).toBe('transaction');
+    // A refusal quotes what was typed.
+    expect(() => loadConfig({ LOG_LEVEL: 'Verbose' })).toThrow('(got "Verbose")');
+    expect(() => loadConfig({ NOTIFY_WORKERS: 'Maybe' })).toThrow('(got "Maybe")');
   });
 
   it.each([

@@ -147,11 +147,12 @@ const SSL_MODES: readonly string[] = ['disable', 'require', 'verify-ca', 'verify
 
 /** One of a few lower-case words; `INFO` means `info`, as `OFF` means `off` for on/off switches. */
 function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = value(env, name)?.toLowerCase() ?? fallback;
-  if (!(allowed as readonly string[]).includes(raw)) {
-    throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${raw}")`);
+  const typed = value(env, name);
+  const word = typed?.toLowerCase() ?? fallback;
+  if (!(allowed as readonly string[]).includes(word)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')} (got "${typed}")`);
   }
-  return raw as T;
+  return word as T;
 }
 
 function adminToken(env: Env): string | null {

@@ -30,11 +30,12 @@ export function integer(env: Env, name: string, fallback: number, min: number, m
 }
 
 export function onOff(env: Env, name: string, fallback: boolean): boolean {
-  const raw = value(env, name)?.toLowerCase();
-  if (raw === undefined) return fallback;
-  if (['on', 'true', '1', 'yes'].includes(raw)) return true;
-  if (['off', 'false', '0', 'no'].includes(raw)) return false;
-  throw new ConfigError(name, `must be on/off or true/false (got "${raw}")`);
+  const typed = value(env, name);
+  if (typed === undefined) return fallback;
+  const word = typed.toLowerCase();
+  if (['on', 'true', '1', 'yes'].includes(word)) return true;
+  if (['off', 'false', '0', 'no'].includes(word)) return false;
+  throw new ConfigError(name, `must be on/off or true/false (got "${typed}")`);
 }
 
 /**
