@@ -41,10 +41,18 @@ describe('database errors', () => {
     ['sorry, too many clients already', '53300', /^has no free connection slots/],
     ['password authentication failed for user "kuko"', '28P01', /^refused this service's credentials/],
     ['database "kuko" does not exist', '3D000', /^refused this service's credentials or database name$/],
-    ['Connection terminated unexpectedly', 'XX000', /^failed the check/],
-  ])('say why the database is unavailable without its address or names (%s)', (message, code, reason) => {
-    const said = unavailableReason(serverError(message, code));
-    expect(said).toMatch(reason);
-    expect(said).not.toMatch(/10\.0\.0\.7|kuko/);
+    ['getaddrinfo ENOTFOUND db.kuko.internal', 'ENOTFOUND', /^could not be reached: its host name does not resolve/],
+    ['terminating connection due to administrator command', '57P01', /^ended the connection/],
+    ['server conn crashed?', '08P01', /^could not be reached through the connection pooler/],
+  ])('say why the database is unavailable, in fixed words (%s)', (message, code, reason) => {
+    expect(unavailableReason(serverError(message, code))).toMatch(reason);
+  });
+
+  it("read the reason through TypeORM's wrapper and name nothing of the connection", () => {
+    const wrapped = Object.assign(new Error('query failed'), { driverError: serverError('', 'ECONNREFUSED') });
+    expect(unavailableReason(wrapped)).toMatch(/^refused the connection/);
+    // pg's words for a connection lost mid-statement carry no code.
+    const lost = new Error('Connection terminated unexpectedly (kuko@10.0.0.7:5432)');
+    expect(unavailableReason(lost)).toBe('failed the check: the connection was lost or refused');
   });
 });

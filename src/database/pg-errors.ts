@@ -118,18 +118,24 @@ export function isRefusedConnection(error: unknown): boolean {
 
 /**
  * Why a connection or a statement failed, in words an operator can act on (the readiness
- * check's 503): never an address, a user name or SQL.
+ * check's 503): fixed phrases, never an address, a user name or SQL.
  */
 export function unavailableReason(error: unknown): string {
   const code = codeOf(error) ?? '';
+  const message = error instanceof Error ? error.message : '';
   if (code === 'ECONNREFUSED')
     return 'refused the connection: it is not running, or not listening at the configured address';
-  if (code === 'ENOTFOUND' || code === 'EHOSTUNREACH')
+  if (code === 'ENOTFOUND' || code === 'EHOSTUNREACH') {
     return 'could not be reached: its host name does not resolve, or no route leads to it';
+  }
   if (code === '57P03') return 'is starting up, shutting down or in recovery';
-  if (code === '57P01' || code === '57P02') return 'is shutting down';
-  if (code === '53300') return 'has no free connection slots (max_connections)';
+  // Also what pg_terminate_backend() and DROP DATABASE … WITH (FORCE) send.
+  if (code === '57P01') return 'ended the connection: the server is shutting down, or the session was terminated';
+  if (code === '57P02') return 'is restarting after a crash';
+  if (code === '53300') return "has no free connection slots (max_connections, or the role's or database's limit)";
   if (isRefusedConnection(error)) return "refused this service's credentials or database name";
-  if (busyCause(error) === 'no_connection') return "had no connection free in this instance's pool";
+  if (code === '08P01' && POOLER_CLOSING.test(message)) {
+    return 'could not be reached through the connection pooler: it cannot connect to the server, or is stopping';
+  }
   return 'failed the check: the connection was lost or refused';
 }

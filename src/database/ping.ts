@@ -12,7 +12,7 @@ export async function ping(db: Db, timeoutMs: number): Promise<DatabaseCheck> {
       () =>
         resolve({
           up: false,
-          reason: `did not answer within ${timeoutMs} ms: every connection busy, or the server too slow`,
+          reason: `did not answer within ${timeoutMs} ms: unreachable, every connection busy, or too slow`,
         }),
       timeoutMs,
     );
