@@ -1,7 +1,12 @@
 import { startClusterProcess } from './support/cluster-client.cjs';
 import { createTestDatabase } from './support/database';
 import { NOTIFY_ENV } from './support/notifications';
-import { EventsRepository, slotJobKeySuffix } from '../src/notifications/events.repository';
+import {
+  DELIVER_TASK,
+  EventsRepository,
+  JOB_MAX_ATTEMPTS,
+  slotJobKeySuffix,
+} from '../src/notifications/events.repository';
 import { Receiver, startReceiver, waitFor, waitForSettled } from './support/receiver';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
@@ -207,9 +212,9 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
         // The job as ten kill -9s leave it: each lock was charged one of its 10 attempts
         // (graphile-worker counts one when it locks a job), and the last pool to lock it died.
         const job = await recorder.db.pool.query(
-          `SELECT (graphile_worker.add_job('deliver_notification', json_build_object('event_id', $1::text, 'slot', 0),
-                                         max_attempts => 10)).id`,
-          [eventId],
+          `SELECT (graphile_worker.add_job($2, json_build_object('event_id', $1::text, 'slot', 0),
+                                         max_attempts => $3)).id`,
+          [eventId, DELIVER_TASK, JOB_MAX_ATTEMPTS],
         );
         await lockedByAKilledInstance(recorder, 'id = $1', job.rows[0].id, 10);
         await recorder.db.pool.query('UPDATE events SET enqueued = true WHERE id = $1', [eventId]);
@@ -263,10 +268,9 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
         // merchant at its share of the workers and put it back, then its instance was killed.
         const key = eventId + slotJobKeySuffix(0);
         const job = await recorder.db.pool.query(
-          `SELECT (graphile_worker.add_job('deliver_notification',
-                     json_build_object('event_id', $1::text, 'slot', 0, 'job_key', $2::text),
-                     job_key => $2, max_attempts => 10)).id`,
-          [eventId, key],
+          `SELECT (graphile_worker.add_job($3, json_build_object('event_id', $1::text, 'slot', 0, 'job_key', $2::text),
+                                         job_key => $2, max_attempts => $4)).id`,
+          [eventId, key, DELIVER_TASK, JOB_MAX_ATTEMPTS],
         );
         await recorder.db.pool.query('UPDATE events SET enqueued = true WHERE id = $1', [eventId]);
         const taken = await lockedByAKilledInstance(recorder, 'id = $1', job.rows[0].id, 1);
@@ -276,6 +280,16 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
         // together: the merchant answers slowly, so neither has recorded its attempt when
         // the other reads the event. Only the job that holds the key may send.
         await deliver();
+        await until(() => receiver.received.length > 0);
+        // They did overlap: the killed instance's job has run and ended while the merchant
+        // still holds the other's request (4 s), its attempt not yet recorded.
+        await waitFor(
+          recorder.db.pool,
+          `SELECT (SELECT count(*) FROM graphile_worker.jobs) = 1
+                  AND NOT EXISTS (SELECT 1 FROM notification_attempts WHERE event_id = $1) AS done`,
+          [eventId],
+          3000,
+        );
         await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 30000);
         expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
         const attempts = await recorder.db.pool.query(

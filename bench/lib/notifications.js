@@ -10,7 +10,7 @@ const { connect } = require('./database');
 const { sleep } = require('./cleanup');
 const { percentile } = require('./stats');
 const { paymentSucceeded } = require('./payments');
-const { DELIVER_TASK, slotJobKeySuffix } = require('../../dist/notifications/events.repository.js');
+const { DELIVER_TASK, JOB_MAX_ATTEMPTS, slotJobKeySuffix } = require('../../dist/notifications/events.repository.js');
 
 /** Starts the receiver once per bench run (stopped by the run's cleanup). */
 async function notificationReceiver(ctx) {
@@ -107,10 +107,10 @@ const deliveryRate = {
              FROM generate_series(1, $4) AS g
            RETURNING id)
          SELECT id, graphile_worker.add_job($5, json_build_object('event_id', id, 'slot', 0, 'job_key', id || $6),
-                                            job_key => id || $6, max_attempts => 10) IS NOT NULL AS queued
+                                            job_key => id || $6, max_attempts => $7) IS NOT NULL AS queued
            FROM event`,
         // Keyed as the relay keys them, so the workers run them as the server's own.
-        [ctx.server.merchantId, order, receiver.url, count, DELIVER_TASK, slotJobKeySuffix(0)],
+        [ctx.server.merchantId, order, receiver.url, count, DELIVER_TASK, slotJobKeySuffix(0), JOB_MAX_ATTEMPTS],
       );
       ids = rows.map((row) => row.id);
     } finally {

@@ -9,13 +9,12 @@ import { Injectable } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { Db, NamedStatement } from '../database/db';
 import { keysetRows, KeysetRows } from '../database/keyset-page';
-import { literal } from '../database/literal';
 import { Environment } from '../domain/environment';
 import { AttemptRow, EVENT_COLUMNS, EventRow, EventType } from './event';
 
 export const DELIVER_TASK = 'deliver_notification';
 /** The queue's own retries of a job whose task threw (e.g. the database was away), not of a merchant's answer. */
-const JOB_MAX_ATTEMPTS = 10;
+export const JOB_MAX_ATTEMPTS = 10;
 
 export interface DeliveryJob {
   event_id: string;
@@ -33,7 +32,11 @@ export interface DeliveryJob {
   job_key?: string;
 }
 
-/** The key of a scheduled slot's job: the event id followed by this. */
+/**
+ * The key of a scheduled slot's job is the event id followed by this. One definition for
+ * the relay's SQL, which keys slot 0 in the database, and for the put-backs and the next
+ * slots keyed here: a job keyed otherwise would not take over from the one it follows.
+ */
 export function slotJobKeySuffix(slot: number): string {
   return `:slot:${slot}`;
 }
@@ -69,7 +72,7 @@ const RELAY_EVENTS: NamedStatement = {
          specs AS (
            SELECT ARRAY(SELECT ROW('${DELIVER_TASK}', json_build_object('event_id', id, 'slot', 0, 'job_key', key),
                                    NULL, next_attempt_at, ${JOB_MAX_ATTEMPTS}, key, NULL, NULL)::graphile_worker.job_spec
-                          FROM (SELECT id, next_attempt_at, id || ${literal(slotJobKeySuffix(0))} AS key FROM marked) AS keyed) AS jobs)
+                          FROM (SELECT id, next_attempt_at, id || '${slotJobKeySuffix(0)}' AS key FROM marked) AS keyed) AS jobs)
          SELECT (SELECT count(*) FROM graphile_worker.add_jobs(jobs))::int AS n
            FROM specs WHERE cardinality(jobs) > 0`,
 };
