@@ -17,6 +17,12 @@ describe('startupSummary', () => {
     expect(msg).not.toContain('secret');
   });
 
+  it('gives a URL a client can use, an IPv6 address in brackets', () => {
+    expect(startupSummary(facts({ HOST: '::1' })).fields.url).toBe('http://[::1]:3000');
+    expect(startupSummary(facts({ HOST: '127.0.0.1' })).fields.url).toBe('http://127.0.0.1:3000');
+    expect(startupSummary(facts({ HOST: '::' })).fields.url).toBe('http://localhost:3000');
+  });
+
   it('says how it goes through a transaction pooler', () => {
     expect(startupSummary(facts(pooled)).msg).toContain(
       'database app@pgbouncer:6432/kukopay (transaction pooling: nothing prepared, limits sent per transaction); ',

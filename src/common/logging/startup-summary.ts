@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { describeDatabaseUrl } from '../../database/describe-url';
 import type { AppConfig } from '../../config/app-config';
 import { describeWebhookProviders } from '../../config/webhook-secrets';
@@ -35,7 +36,9 @@ export function startupSummary(facts: StartupFacts): { msg: string; fields: Reco
   const { config, port } = facts;
   const notifications = notificationsStatus(config);
   const wildcard = config.host === '0.0.0.0' || config.host === '::';
-  const url = `http://${wildcard ? 'localhost' : config.host}:${port}`;
+  // An IPv6 address goes in brackets in a URL (`http://[::1]:3000`), or curl cannot read it.
+  const host = wildcard ? 'localhost' : isIP(config.host) === 6 ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
   const database = `${describeDatabaseUrl(facts.databaseUrl)}${facts.embedded ? ' (embedded)' : ''}`;
   const pool = poolDescription(config);
   const webhooks = describeWebhookProviders(config.webhookSecrets);
