@@ -123,6 +123,12 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       this.logger.warn('the notification worker pool stopped; starting a new one');
       this.runner = null;
       workerIds.clear();
+      // The runner's cron loop ticks every minute until the runner stops, which it does
+      // itself only once its pool's shutdown has ended: stopped here (after the pool has
+      // marked itself inactive, so its shutdown is not asked for twice), an abandoned
+      // runner leaves no timer behind for the life of the process.
+      const abandoned = runner;
+      setImmediate(() => void abandoned?.stop().catch(() => undefined));
       this.startLater();
     };
     events.on('pool:gracefulShutdown', () => replace());
