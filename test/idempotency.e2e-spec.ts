@@ -1,5 +1,6 @@
 import type { Test } from 'supertest';
 import { randomUUID } from 'node:crypto';
+import { lockWaiters, waitForLockWaiters } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { fingerprint } from '../src/idempotency/canonical-json';
 import { createMerchant, createOrder, orderBody, postOrder, TestMerchant } from './support/factories';
@@ -26,23 +27,6 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
     (await t.db.pool.query('SELECT * FROM idempotency_keys WHERE key = $1', [key])).rows;
   const countOrders = async (outTradeNo: string) =>
     (await t.db.pool.query('SELECT count(*)::int AS n FROM orders WHERE out_trade_no = $1', [outTradeNo])).rows[0].n;
-
-  /** Backends of the app's database waiting on a lock. */
-  async function lockWaiters(app: TestApp): Promise<number> {
-    const { rows } = await app.db.pool.query(
-      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-    );
-    return rows[0].n;
-  }
-
-  /** Waits until `count` backends of the app's database wait on a lock. */
-  async function waitForLockWaiters(app: TestApp, count: number): Promise<void> {
-    for (let i = 0; i < 200; i++) {
-      if ((await lockWaiters(app)) >= count) return;
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-    throw new Error(`${count} lock waiters never appeared`);
-  }
 
   describe('replay', () => {
     it('replays status, body, Location and the original request id, and runs nothing again', async () => {
@@ -377,7 +361,7 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
               () => null,
             ),
         );
-        await waitForLockWaiters(small, 2);
+        await waitForLockWaiters(small.db.pool, 2);
         const key = randomUUID();
         await keyHolder.query(`SELECT pg_advisory_lock(hashtextextended($1 || '/' || $2 || '/' || $3, 0))`, [
           owner.id,
@@ -387,7 +371,7 @@ describe('the Idempotency-Key layer (docs/idempotency.md)', () => {
         const twin = await postOrder(small, owner.testKey, orderBody(), key);
         // Said at once: while the closes still hold the slots, not once they gave up.
         expectError(twin, 409, 'idempotency_in_progress', 'Idempotency-Key');
-        expect(await lockWaiters(small)).toBe(2);
+        expect(await lockWaiters(small.db.pool)).toBe(2);
       } finally {
         await holder.query('ROLLBACK').catch(() => undefined);
         holder.release();

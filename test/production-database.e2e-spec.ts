@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { SESSION_SETTINGS, withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
-import { createTestDatabase, databaseEnv, testServerUrl } from './support/database';
+import { createTestDatabase, databaseEnv, lockWaiters, testServerUrl, waitForLockWaiters } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, createPaidOrder, orderBody, postOrder } from './support/factories';
 import { startServerProcess } from './support/server-process';
@@ -290,7 +290,7 @@ describe('production database settings (docs/operations.md)', () => {
         t.http().post('/v1/refunds').set('X-Api-Key', busy.testKey).send({ order_id: busyOrder.id, amount: 10 }),
       );
       const answered = Promise.all([...refunds, ...busyRefunds]);
-      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 5);
+      await waitForLockWaiters(t.db.pool, 5);
 
       // The hot merchant's share (4) and one slot of the busy one's wait on their rows,
       // the rest of their refunds wait for slots: other merchants still read and write, at once.
@@ -359,7 +359,7 @@ describe('production database settings (docs/operations.md)', () => {
           return response;
         }),
       );
-      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 4);
+      await waitForLockWaiters(t.db.pool, 4);
 
       // The deliveries for one order are one tenant, with one tenant's share: the other
       // merchant's payments are applied at once, not after the hot ones time out.
@@ -405,7 +405,7 @@ describe('production database settings (docs/operations.md)', () => {
           .send(orderBody({ out_trade_no: 'HELD' })),
       );
       const answered = Promise.all(creates);
-      await waitFor(async () => (await lockWaiters(t.db.pool)) >= 4);
+      await waitForLockWaiters(t.db.pool, 4);
 
       // Unkeyed creates run in autocommit, yet wait within the merchant's share of slots.
       const started = Date.now();
@@ -460,18 +460,3 @@ describe('production database settings (docs/operations.md)', () => {
     }
   });
 });
-
-async function lockWaiters(pool: import('pg').Pool): Promise<number> {
-  const { rows } = await pool.query(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
-  );
-  return rows[0].n;
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((pause) => setTimeout(pause, 20));
-  }
-}

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { ADVISORY_LOCKS, lockArgs } from '../src/database/advisory-locks';
 import { freePort, isAlive } from '../src/database/embedded-postgres';
-import { createTestDatabase, databaseEnv, testServerUrl } from './support/database';
+import { createTestDatabase, databaseEnv, testServerUrl, waitForLockWaiters } from './support/database';
 import { orderBody } from './support/factories';
 import { startServerProcess } from './support/server-process';
 
@@ -270,13 +270,7 @@ describe('start-up (docs/operations.md)', () => {
         method: 'POST',
         headers: { 'X-Api-Key': key },
       });
-      for (;;) {
-        const { rows } = await holder.query(
-          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = 'kukopay'",
-        );
-        if (rows[0].n > 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitForLockWaiters(holder);
 
       process.kill(-server.child.pid!, 'SIGINT');
       await new Promise((resolve) => setTimeout(resolve, 500));

@@ -107,3 +107,25 @@ async function admin(serverUrl: string, sql: string): Promise<void> {
     await client.end();
   }
 }
+
+/** What can run a statement: a pool or one client. */
+interface Queryable {
+  query(text: string): Promise<{ rows: { n: number }[] }>;
+}
+
+/** Backends of the connection's database waiting on a lock (a row lock, an advisory lock). */
+export async function lockWaiters(db: Queryable): Promise<number> {
+  const { rows } = await db.query(
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()`,
+  );
+  return rows[0].n;
+}
+
+/** Until at least `count` backends of the database wait on a lock; fails after `timeoutMs`. */
+export async function waitForLockWaiters(db: Queryable, count = 1, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while ((await lockWaiters(db)) < count) {
+    if (Date.now() > deadline) throw new Error(`${count} lock waiters never appeared`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
