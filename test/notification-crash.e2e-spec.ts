@@ -264,17 +264,19 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     'sends a scheduled attempt once when the process that put it back died, though both its jobs run at once',
     () =>
       withOneEvent(async ({ recorder, receiver, eventId, deliver }) => {
-        // The first attempt's job, keyed as the relay keys it; a worker took it, found the
-        // merchant at its share of the workers and put it back, then its instance was killed.
-        const key = eventId + slotJobKeySuffix(0);
-        const job = await recorder.db.pool.query(
-          `SELECT (graphile_worker.add_job($3, json_build_object('event_id', $1::text, 'slot', 0, 'job_key', $2::text),
-                                         job_key => $2, max_attempts => $4)).id`,
-          [eventId, key, DELIVER_TASK, JOB_MAX_ATTEMPTS],
+        // The first attempt's job, added by the relay as in production; a worker took it,
+        // found the merchant at its share of the workers and put it back, then its instance
+        // was killed.
+        const events = recorder.app.get(EventsRepository);
+        expect(await events.relay(10)).toBe(1);
+        const taken = await lockedByAKilledInstance(
+          recorder,
+          `id = (SELECT id FROM graphile_worker.jobs WHERE payload->>'event_id' = $1)`,
+          eventId,
+          1,
         );
-        await recorder.db.pool.query('UPDATE events SET enqueued = true WHERE id = $1', [eventId]);
-        const taken = await lockedByAKilledInstance(recorder, 'id = $1', job.rows[0].id, 1);
-        await recorder.app.get(EventsRepository).putBack({ ...taken.rows[0].payload, put_back: 1 }, 0);
+        expect(taken.rows[0].payload.job_key).toBe(eventId + slotJobKeySuffix(0));
+        await events.putBack({ ...taken.rows[0].payload, put_back: 1 }, 0);
 
         // The new instance unlocks the killed one's job as it starts, and takes both jobs
         // together: the merchant answers slowly, so neither has recorded its attempt when
