@@ -48,6 +48,20 @@ describe('database errors', () => {
     expect(unavailableReason(serverError(message, code))).toMatch(reason);
   });
 
+  it.each([
+    ['read ECONNRESET', 'ECONNRESET', 'failed the check: the connection was lost or refused'],
+    ['terminating connection because of crash of another server process', '57P02', 'is restarting after a crash'],
+    ['connection failure', '08006', 'failed the check: the connection was lost or refused'],
+  ])(
+    'count what the readiness check names a reason for as unavailable to requests too (%s)',
+    (message, code, reason) => {
+      const error = serverError(message, code);
+      expect(isDatabaseUnavailable(error)).toBe(true);
+      expect(toErrorResponse(error, 'req_4').status).toBe(503);
+      expect(unavailableReason(error)).toBe(reason);
+    },
+  );
+
   it("read the reason through TypeORM's wrapper and name nothing of the connection", () => {
     const wrapped = Object.assign(new Error('query failed'), { driverError: serverError('', 'ECONNREFUSED') });
     expect(unavailableReason(wrapped)).toMatch(/^refused the connection/);

@@ -1,23 +1,37 @@
 /** Classifies errors from pg / TypeORM by SQLSTATE and network error codes. */
 
 const SERIALIZATION_FAILURES = new Set(['40001', '40P01']);
-const UNAVAILABLE_SQLSTATES = new Set([
-  '57P01', // admin_shutdown: the server is stopping
-  '57P02', // crash_shutdown
-  '57P03', // cannot_connect_now: starting up or in recovery
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006', // connection exceptions
-  '53300', // too_many_connections
+/** What the readiness check says when nothing more precise is known. */
+const LOST_OR_REFUSED = 'failed the check: the connection was lost or refused';
+const UNREACHABLE = 'could not be reached: its host name does not resolve, or no route leads to it';
+/**
+ * Every SQLSTATE and network error code that means the database cannot serve now but may
+ * soon (a request answers 503 with Retry-After), each with the reason the readiness check
+ * gives for it: fixed phrases an operator can act on, never an address, a user or SQL.
+ */
+const UNAVAILABLE_CODES = new Map<string, string>([
+  ['ECONNREFUSED', 'refused the connection: it is not running, or not listening at the configured address'],
+  ['ENOTFOUND', UNREACHABLE],
+  ['EHOSTUNREACH', UNREACHABLE],
+  ['ECONNRESET', LOST_OR_REFUSED],
+  ['EPIPE', LOST_OR_REFUSED],
+  ['ETIMEDOUT', LOST_OR_REFUSED],
+  // admin_shutdown; also what pg_terminate_backend() and DROP DATABASE … WITH (FORCE) send
+  ['57P01', 'ended the connection: the server is shutting down, or the session was terminated'],
+  ['57P02', 'is restarting after a crash'], // crash_shutdown
+  ['57P03', 'is starting up, shutting down or in recovery'], // cannot_connect_now
+  ['53300', "has no free connection slots (max_connections, or the role's or database's limit)"],
+  ['08000', LOST_OR_REFUSED], // connection exceptions, 08000–08006
+  ['08001', LOST_OR_REFUSED],
+  ['08003', LOST_OR_REFUSED],
+  ['08004', LOST_OR_REFUSED],
+  ['08006', LOST_OR_REFUSED],
 ]);
 /**
  * PgBouncer closes a client connection with a protocol_violation (08P01) and these words;
  * PostgreSQL's own 08P01 errors (a Bind with the wrong number of parameters) are bugs.
  */
 const POOLER_CLOSING = /server shutting down|server conn crashed|query_wait_timeout|cannot connect to server/;
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTFOUND', 'EHOSTUNREACH']);
 const UNAVAILABLE_MESSAGES = [
   'Connection terminated',
   'connection timeout',
@@ -97,10 +111,8 @@ export function isStalePlan(error: unknown): boolean {
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {
-  const code = codeOf(error);
-  if (code && (UNAVAILABLE_SQLSTATES.has(code) || NETWORK_CODES.has(code))) return true;
+  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerClosing(error)) return true;
   const message = error instanceof Error ? error.message : '';
-  if (code === '08P01' && POOLER_CLOSING.test(message)) return true;
   return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment));
 }
 
@@ -121,21 +133,15 @@ export function isRefusedConnection(error: unknown): boolean {
  * check's 503): fixed phrases, never an address, a user name or SQL.
  */
 export function unavailableReason(error: unknown): string {
-  const code = codeOf(error) ?? '';
-  const message = error instanceof Error ? error.message : '';
-  if (code === 'ECONNREFUSED')
-    return 'refused the connection: it is not running, or not listening at the configured address';
-  if (code === 'ENOTFOUND' || code === 'EHOSTUNREACH') {
-    return 'could not be reached: its host name does not resolve, or no route leads to it';
-  }
-  if (code === '57P03') return 'is starting up, shutting down or in recovery';
-  // Also what pg_terminate_backend() and DROP DATABASE … WITH (FORCE) send.
-  if (code === '57P01') return 'ended the connection: the server is shutting down, or the session was terminated';
-  if (code === '57P02') return 'is restarting after a crash';
-  if (code === '53300') return "has no free connection slots (max_connections, or the role's or database's limit)";
+  const known = UNAVAILABLE_CODES.get(codeOf(error) ?? '');
+  if (known) return known;
   if (isRefusedConnection(error)) return "refused this service's credentials or database name";
-  if (code === '08P01' && POOLER_CLOSING.test(message)) {
+  if (isPoolerClosing(error)) {
     return 'could not be reached through the connection pooler: it cannot connect to the server, or is stopping';
   }
-  return 'failed the check: the connection was lost or refused';
+  return LOST_OR_REFUSED;
+}
+
+function isPoolerClosing(error: unknown): boolean {
+  return codeOf(error) === '08P01' && error instanceof Error && POOLER_CLOSING.test(error.message);
 }
