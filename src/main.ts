@@ -10,7 +10,7 @@ import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startupSummary } from './common/logging/startup-summary';
 import { startFailureText } from './common/logging/start-failure';
 import { STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
-import { loadConfig } from './config/app-config';
+import { loadConfig, LogLevel } from './config/app-config';
 import { assertListenable, listenFailureHint } from './config/listen-address';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { StartingDatabase } from './database/resolve-database';
@@ -19,6 +19,8 @@ import { MerchantsService } from './merchants/merchants.service';
 const logger = new Logger('Main');
 
 let embedded: EmbeddedDatabase | null = null;
+/** Known once the configuration is accepted: whether a start failure shows its stack. */
+let logLevel: LogLevel | undefined;
 const starting = new StartingDatabase();
 const stopSignals = new StopSignals(
   STOP_SIGNALS,
@@ -28,6 +30,7 @@ const stopSignals = new StopSignals(
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  logLevel = config.logLevel;
   // From here on every message, Nest's included, is a pino JSON line.
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel, config.logFormat)));
   await assertListenable(config.host, config.port);
@@ -81,7 +84,9 @@ main().catch(async (error: unknown) => {
   // A start a signal ended fails as its database goes: the signal's handler exits.
   if (stopSignals.received) return;
   const hint = listenFailureHint(error);
-  process.stderr.write(hint ? `Failed to start: ${(error as Error).message}; ${hint}\n` : startFailureText(error));
+  process.stderr.write(
+    hint ? `Failed to start: ${(error as Error).message}; ${hint}\n` : startFailureText(error, logLevel),
+  );
   await embedded?.stop();
   process.exit(1);
 });

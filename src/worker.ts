@@ -11,12 +11,14 @@ import { AppModule } from './app.module';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startFailureText } from './common/logging/start-failure';
 import { STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
-import { loadConfig } from './config/app-config';
+import { loadConfig, LogLevel } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { StartingDatabase } from './database/resolve-database';
 
 const logger = new Logger('Worker');
 let embedded: EmbeddedDatabase | null = null;
+/** Known once the configuration is accepted: whether a start failure shows its stack. */
+let logLevel: LogLevel | undefined;
 const starting = new StartingDatabase();
 const stopSignals = new StopSignals(
   STOP_SIGNALS,
@@ -26,13 +28,16 @@ const stopSignals = new StopSignals(
 
 async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, NOTIFY_WORKERS: 'on' });
-  Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel)));
+  logLevel = config.logLevel;
+  // One root logger, in the format LOG_FORMAT chose, for these lines and Nest's alike.
+  const rootLogger = createRootLogger(config.logLevel, config.logFormat);
+  Logger.overrideLogger(new NestPinoLogger(rootLogger));
   const database = await starting.resolve(config, (line) => logger.log(line));
   embedded = database.embedded;
   // A signal came while the database started: its handler stops it and exits.
   if (stopSignals.received) return;
   const app = await NestFactory.createApplicationContext(AppModule.forRoot({ config, databaseUrl: database.url }), {
-    logger: new NestPinoLogger(createRootLogger(config.logLevel)),
+    logger: new NestPinoLogger(rootLogger),
     abortOnError: false,
   });
   await app.init();
@@ -49,7 +54,7 @@ async function main(): Promise<void> {
 main().catch(async (error: unknown) => {
   // A start a signal ended fails as its database goes: the signal's handler exits.
   if (stopSignals.received) return;
-  process.stderr.write(startFailureText(error));
+  process.stderr.write(startFailureText(error, logLevel));
   await embedded?.stop();
   process.exit(1);
 });

@@ -121,6 +121,28 @@ describe('start-up (docs/operations.md)', () => {
     },
   );
 
+  it('the worker writes the format LOG_FORMAT names, as the server does, and drains on SIGTERM', async () => {
+    const db = await createTestDatabase();
+    try {
+      const { child, exited, output, seen } = spawnWatched(
+        process.execPath,
+        [join(__dirname, '..', 'dist', 'worker.js')],
+        {
+          env: { ...process.env, LOG_LEVEL: 'info', LOG_FORMAT: 'Pretty', ...databaseEnv(db.url) },
+        },
+      );
+      await seen('Delivering notifications');
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      const lines = output().trim().split('\n');
+      expect(lines.filter((line) => line.startsWith('{'))).toEqual([]);
+      expect(output()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[Worker\] Delivering notifications/m);
+      expect(output()).toMatch(/INFO: \[Worker\] SIGTERM received/);
+    } finally {
+      await db.drop();
+    }
+  });
+
   // npm runs a script under `sh -c`; Debian's sh (dash) neither execs the command nor passes
   // on the SIGTERM npm forwards, so without `exec` the server would be left running.
   it('npm start hands its SIGTERM to the server: the script execs node, which drains and exits', async () => {
