@@ -41,7 +41,8 @@ interface Connection {
  *   routed without Node's automatic 100 Continue.
  * - Once the server is draining (SIGTERM), every connection is closed as soon as it owes
  *   no answer (answers in flight say `Connection: close`), idle or half-sent ones at once,
- *   so that no client can hold the shutdown until its deadline.
+ *   so that no client can hold the shutdown until its deadline. An answer in flight is
+ *   written whole first, however slowly its client reads (within the shutdown deadline).
  * - A connection we close is destroyed if the client keeps its side open, so that it can
  *   hold neither a file descriptor nor the shutdown.
  *
@@ -59,6 +60,14 @@ export class Connections {
   private draining = false;
 
   constructor(server: Server) {
+    // server.close() (Fastify's too) calls this to destroy every connection with no request
+    // in progress. Node counts an answer as done once it is handed over, even while most of
+    // it still waits to be written to a slow reader, and would cut it short: a connection
+    // that still owes an answer is ended once it is sent instead (track), and the others
+    // are ended here, as drain() does.
+    server.closeIdleConnections = () => {
+      for (const connection of this.live) if (connection.owing.size === 0) this.end(connection);
+    };
     server.on('connection', (socket: Duplex) => {
       const connection = this.connectionOf(socket);
       if (this.draining) this.end(connection);
