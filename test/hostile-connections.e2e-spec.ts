@@ -516,6 +516,24 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
         `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Api-Key: ${merchant.testKey}\r\nConnection: close\r\n\r\n`,
       ]);
 
+    it("says which part of an unreadable URL to fix: the percent-encoding, or an absolute URL's host and port", async () => {
+      const cases: [string, RegExp][] = [
+        ['/v1/orders/%zz', /^The URL has a malformed percent-encoding\.$/],
+        ['http://api.example:99999/v1/orders', /^The absolute URL cannot be read: check its host, its port/],
+        ['http://[zz]/v1/orders', /^The absolute URL cannot be read/],
+        ['http:///v1/orders', /^The absolute URL cannot be read/],
+      ];
+      for (const [target, message] of cases) {
+        const answer = await rawGet(target);
+        expect({ target, status: answer.status, error: answer.body.error, message: answer.body.message }).toEqual({
+          target,
+          status: 400,
+          error: 'malformed_request',
+          message: expect.stringMatching(message),
+        });
+      }
+    });
+
     it("reads a list's query without the #fragment a client sent after it", async () => {
       await createOrder(t, merchant.testKey);
       await createOrder(t, merchant.testKey);

@@ -79,15 +79,15 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       // query string (`/v1/orders#x` as `?x`).
       rewriteUrl: (raw: IncomingMessage) => withoutFragment(raw.url ?? '/'),
       logger: false,
-      // A URL Fastify cannot route (a malformed percent-encoding in its path) never reaches
-      // Nest; answer it in the envelope too. Fastify's request here has none of the hooks
-      // that log and count, so the answer is reported to their listeners the way the
-      // parser's refusals are.
+      // A URL Fastify cannot route (a malformed percent-encoding in its path, an absolute
+      // URL whose host or port cannot be read) never reaches Nest; answer it in the
+      // envelope too. Fastify's request here has none of the hooks that log and count, so
+      // the answer is reported to their listeners the way the parser's refusals are.
       frameworkErrors: (error: Error & { code?: string }, request: FastifyRequest, reply: FastifyReply) => {
         reply.header(REQUEST_ID_HEADER, request.id);
         const refusal = new DomainError(
           'malformed_request',
-          error.code === 'FST_ERR_BAD_URL' ? 'The URL has a malformed percent-encoding.' : 'The URL cannot be routed.',
+          error.code === 'FST_ERR_BAD_URL' ? unreadableUrlMessage(request.url) : 'The URL cannot be routed.',
         );
         const response = toErrorResponse(refusal, request.id);
         sendApiResponse(reply, response);
@@ -169,6 +169,17 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     if (body instanceof ApiResponse) return sendApiResponse(response, body);
     return super.reply(response, body, statusCode);
   }
+}
+
+/**
+ * Why the router could not read a URL: in origin form (`/v1/…`) only a malformed
+ * percent-encoding stops it; in absolute form (`http://host:port/v1/…`, as sent to a forward
+ * proxy) the host and port are read too.
+ */
+function unreadableUrlMessage(url: string): string {
+  return /^https?:\/\//i.test(url)
+    ? 'The absolute URL cannot be read: check its host, its port and any percent-encoding in its path.'
+    : 'The URL has a malformed percent-encoding.';
 }
 
 function withoutFragment(url: string): string {
