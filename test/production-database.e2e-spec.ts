@@ -6,6 +6,7 @@ import { Db } from '../src/database/db';
 import { createTestDatabase, databaseEnv, lockWaiters, testServerUrl, waitForLockWaiters } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, createPaidOrder, orderBody, postOrder } from './support/factories';
+import { startRelay } from './support/relay';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
 import { deliverEvent, paymentSucceeded, WEBHOOK_ENV } from './support/webhooks';
@@ -427,6 +428,49 @@ describe('production database settings (docs/operations.md)', () => {
       await t.close();
     }
   }, 60_000);
+
+  it('answers 503 when the database stops answering on a connection already lent, and /metrics still answers', async () => {
+    const t = await startTestApp();
+    const relay = await startRelay(new URL(t.db.url));
+    // A statement_timeout of 1 s puts the client's own limit on an answer at 6 s.
+    const url = new URL(t.db.url);
+    url.host = `127.0.0.1:${relay.port}`;
+    url.searchParams.set('options', '-c statement_timeout=1s');
+    let app: TestApp | undefined;
+    try {
+      const env = { ...databaseEnv(t.db.url), ...SENT_WITH_EACH_TRANSACTION, DATABASE_URL: url.toString() };
+      app = await startTestApp(env, { ...t.db, url: url.toString() });
+      const merchant = await createMerchant(app, 'Frozen');
+      // The pool now holds an idle connection, which the next request is lent.
+      expectSuccess(await app.http().get('/v1/orders').set('X-Api-Key', merchant.testKey), 200);
+      relay.freeze();
+      const started = Date.now();
+      const [listed, created, metrics] = await Promise.all([
+        app.http().get('/v1/orders').set('X-Api-Key', merchant.testKey),
+        postOrder(app, merchant.testKey, orderBody(), randomUUID()),
+        app.http().get('/metrics'),
+      ]);
+      // One waited on the connection it was lent (the client's limit), the other for a
+      // new connection (the pool's 5 s); neither for ever.
+      for (const response of [listed, created]) {
+        expectError(response, 503, 'service_unavailable');
+        expect(response.headers['retry-after']).toBe('1');
+      }
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(metrics.status).toBe(200);
+      expect(metrics.text).toMatch(/^kukopay_db_pool_waiting_clients \d+$/m);
+      relay.thaw();
+      // The connections that waited were ended, not lent again: the next request is served.
+      expectSuccess(await app.http().get('/v1/orders').set('X-Api-Key', merchant.testKey), 200);
+      const orders = await t.db.pool.query('SELECT count(*)::int AS n FROM orders');
+      expect(orders.rows[0].n).toBe(0);
+    } finally {
+      relay.thaw();
+      await app?.close();
+      await relay.close();
+      await t.close();
+    }
+  });
 
   it('exits within SHUTDOWN_TIMEOUT_MS of SIGTERM even while clients trickle requests in', async () => {
     const t = await startTestApp();

@@ -38,6 +38,44 @@ export interface PoolOptions {
 /** How long a request may wait for a pooled connection before it is answered 503. */
 export const ACQUIRE_TIMEOUT_MS = 5000;
 
+/** How much longer than statement_timeout the client waits for a statement's answer. */
+const CLIENT_TIMEOUT_MARGIN_MS = 5000;
+/** After this long without traffic, the operating system probes the connection (TCP keepalive). */
+const KEEPALIVE_IDLE_MS = 10_000;
+
+/**
+ * How long pg waits for the answer to any one statement before failing it (503) and
+ * ending its connection: the statement_timeout in force (ours, or the URL's own) plus a
+ * margin, so that on a server that runs the statement PostgreSQL's own limit always acts
+ * first. This one acts where PostgreSQL cannot: a server or pooler that stopped answering
+ * (frozen, or cut off by the network while the connection still looks open), on which a
+ * request holding a pooled connection would otherwise wait for ever. No limit when the
+ * URL turns statement_timeout off (0): a statement may then run as long as it likes.
+ */
+export function clientStatementTimeoutMs(url: string): number | undefined {
+  const setting = statementTimeoutInUrl(url) ?? SESSION_SETTINGS.statement_timeout;
+  const ms = durationMs(setting);
+  if (ms === 0) return undefined;
+  return (ms ?? durationMs(SESSION_SETTINGS.statement_timeout)!) + CLIENT_TIMEOUT_MARGIN_MS;
+}
+
+function statementTimeoutInUrl(url: string): string | undefined {
+  try {
+    return urlSettings(url).statement_timeout;
+  } catch {
+    // Options that are not settings are passed on as written; PostgreSQL judges them.
+    return undefined;
+  }
+}
+
+const UNIT_MS: Record<string, number> = { us: 0.001, ms: 1, s: 1000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** A PostgreSQL duration setting (milliseconds when it names no unit) in ms, or null if unreadable. */
+function durationMs(value: string): number | null {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|min|h|d)?\s*$/.exec(value);
+  return match ? Math.ceil(Number(match[1]) * UNIT_MS[match[2] ?? 'ms']) : null;
+}
+
 export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSourceOptions {
   const { connectionString, options } = withServerSettings(url, pool.mode ?? 'session');
   return {
@@ -54,6 +92,11 @@ export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSour
     extra: {
       max: pool.max ?? 20,
       connectionTimeoutMillis: ACQUIRE_TIMEOUT_MS,
+      query_timeout: clientStatementTimeoutMs(url),
+      // A peer gone without a word (a host down, a network cut) is noticed by the kernel's
+      // probes, from 10 s of silence on, while the service would only wait for its answer.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
       ...(options ? { options } : {}),
       ...(pool.pipeline ? { pipeline: true } : {}),
       application_name: 'kukopay-api',

@@ -20,7 +20,7 @@ import type { PoolMode } from '../config/app-config';
 import { ACQUIRE_TIMEOUT_MS, SESSION_SETTINGS } from './data-source-options';
 import { inlineStatement } from './inline-statement';
 import { literal } from './literal';
-import { DatabaseBusyError, isStalePlan } from './pg-errors';
+import { DatabaseBusyError, isClientTimeout, isStalePlan } from './pg-errors';
 import { Slots } from './slots';
 
 /** A statement that pg prepares once per connection (plan cache), then executes by name. */
@@ -331,7 +331,10 @@ export class Db implements Connection {
       await this.send(client, [...transaction.closing, 'COMMIT'], this.prepared.get(client) ?? generation);
       return result;
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => discard());
+      // A statement that got no answer in time leaves the connection waiting for it: a
+      // ROLLBACK would queue behind it. Ending the connection ends the transaction.
+      if (isClientTimeout(error)) discard();
+      else await client.query('ROLLBACK').catch(() => discard());
       // PREPAREs survive a rollback, but this client was not marked as prepared: the next
       // opening would PREPARE again and fail. Such a client is discarded instead. (Only
       // where PREPAREs were sent: a failed transaction alone costs no connection.)
@@ -554,6 +557,7 @@ export class Db implements Connection {
         this.planGeneration += 1;
         discard();
       }
+      if (isClientTimeout(error)) discard();
       throw error;
     } finally {
       if (this.namesInDoubt.has(client)) discard();

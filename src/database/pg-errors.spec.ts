@@ -1,5 +1,5 @@
 import { toErrorResponse } from '../common/errors/error-response';
-import { isDatabaseUnavailable, isStalePlan, unavailableReason } from './pg-errors';
+import { isClientTimeout, isDatabaseUnavailable, isStalePlan, unavailableReason } from './pg-errors';
 
 /** An error as pg reports one from the server: its message and SQLSTATE. */
 function serverError(message: string, code: string): Error {
@@ -44,6 +44,17 @@ describe('database errors', () => {
     ['getaddrinfo ENOTFOUND db.kuko.internal', 'ENOTFOUND', /^could not be reached: its host name does not resolve/],
     ['terminating connection due to administrator command', '57P01', /^ended the connection/],
     ['server conn crashed?', '08P01', /^could not be reached through the connection pooler/],
+    [
+      'server login has been failing, cached error: connect failed (server_login_retry)',
+      '08P01',
+      /^could not be reached through the connection pooler/,
+    ],
+    [
+      'server login has been failing, try again later (server_login_retry)',
+      '08P01',
+      /^could not be reached through the connection pooler/,
+    ],
+    ['no more connections allowed (max_client_conn)', '08P01', /^could not be reached through the connection pooler/],
   ])('say why the database is unavailable, in fixed words (%s)', (message, code, reason) => {
     expect(unavailableReason(serverError(message, code))).toMatch(reason);
   });
@@ -61,6 +72,14 @@ describe('database errors', () => {
       expect(unavailableReason(error)).toBe(reason);
     },
   );
+
+  it('count a statement that got no answer in time as the database unavailable, one that stopped answering', () => {
+    const late = new Error('Query read timeout');
+    expect(isClientTimeout(late)).toBe(true);
+    expect(isDatabaseUnavailable(late)).toBe(true);
+    expect(toErrorResponse(late, 'req_5').status).toBe(503);
+    expect(unavailableReason(late)).toMatch(/^stopped answering/);
+  });
 
   it("read the reason through TypeORM's wrapper and name nothing of the connection", () => {
     const wrapped = Object.assign(new Error('query failed'), { driverError: serverError('', 'ECONNREFUSED') });

@@ -28,11 +28,26 @@ const UNAVAILABLE_CODES = new Map<string, string>([
   ['08006', LOST_OR_REFUSED],
 ]);
 /**
- * PgBouncer closes a client connection with a protocol_violation (08P01) and these words;
- * PostgreSQL's own 08P01 errors (a Bind with the wrong number of parameters) are bugs.
+ * PgBouncer answers a client it cannot serve with a protocol_violation (08P01) and these
+ * words: it is stopping, it lost or cannot reach PostgreSQL (after a failed login it
+ * answers from the cached failure for server_login_retry), or it is full. PostgreSQL's
+ * own 08P01 errors (a Bind with the wrong number of parameters) are bugs.
  */
-const POOLER_CLOSING = /server shutting down|server conn crashed|query_wait_timeout|cannot connect to server/;
+const POOLER_UNAVAILABLE = new RegExp(
+  [
+    'server shutting down',
+    'server conn crashed',
+    'query_wait_timeout',
+    'cannot connect to server',
+    'server login has been failing',
+    'client_login_timeout',
+    'no more connections allowed',
+  ].join('|'),
+);
+/** pg's words when a statement got no answer within the pool's query_timeout (data-source-options.ts). */
+const CLIENT_TIMEOUT_MESSAGE = 'Query read timeout';
 const UNAVAILABLE_MESSAGES = [
+  CLIENT_TIMEOUT_MESSAGE,
   'Connection terminated',
   'connection timeout',
   'Client has encountered a connection error',
@@ -111,7 +126,7 @@ export function isStalePlan(error: unknown): boolean {
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerClosing(error)) return true;
+  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerUnavailable(error)) return true;
   const message = error instanceof Error ? error.message : '';
   return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment));
 }
@@ -136,12 +151,21 @@ export function unavailableReason(error: unknown): string {
   const known = UNAVAILABLE_CODES.get(codeOf(error) ?? '');
   if (known) return known;
   if (isRefusedConnection(error)) return "refused this service's credentials or database name";
-  if (isPoolerClosing(error)) {
-    return 'could not be reached through the connection pooler: it cannot connect to the server, or is stopping';
+  if (isClientTimeout(error)) return 'stopped answering: frozen, overloaded, or cut off by the network';
+  if (isPoolerUnavailable(error)) {
+    return 'could not be reached through the connection pooler: it cannot connect to the server, is full, or is stopping';
   }
   return LOST_OR_REFUSED;
 }
 
-function isPoolerClosing(error: unknown): boolean {
-  return codeOf(error) === '08P01' && error instanceof Error && POOLER_CLOSING.test(error.message);
+function isPoolerUnavailable(error: unknown): boolean {
+  return codeOf(error) === '08P01' && error instanceof Error && POOLER_UNAVAILABLE.test(error.message);
+}
+
+/**
+ * A statement that got no answer in time on the client's side: the connection still waits
+ * for it, so it can carry nothing else (not even a ROLLBACK) and must be ended.
+ */
+export function isClientTimeout(error: unknown): boolean {
+  return error instanceof Error && error.message === CLIENT_TIMEOUT_MESSAGE;
 }

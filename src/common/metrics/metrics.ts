@@ -127,7 +127,9 @@ export class Metrics {
 
   /**
    * Gauges read from the database at each scrape, all from one call of `query` per scrape
-   * (see onePerScrape). When the query fails a gauge keeps its last value. Features add
+   * (see onePerScrape). When the query fails, or has not answered within
+   * DATABASE_GAUGE_WAIT_MS, a gauge keeps its last value: a database that stopped
+   * answering must not take the whole scrape, the pool gauges that show it included. Features add
    * theirs this way (the idempotency purge's backlog, notifications' backlog,
    * docs/operations.md); until a feature does, its gauges do not exist.
    */
@@ -147,9 +149,14 @@ export class Metrics {
   }
 }
 
+/** How long a scrape waits for the database's gauges (Prometheus's own scrape timeout is 10 s). */
+export const DATABASE_GAUGE_WAIT_MS = 2000;
+
 /**
  * Gauges collected together share one call of `source` (one query per scrape): prom-client
  * starts every collect of a scrape before awaiting any, so they all join the call in flight.
+ * A call still running when the next scrape comes is joined again rather than repeated, so
+ * a database that stopped answering is asked once, not once per scrape.
  */
 function onePerScrape<T>(source: () => Promise<T>): () => Promise<T | null> {
   let running: Promise<T | null> | null = null;
@@ -157,6 +164,17 @@ function onePerScrape<T>(source: () => Promise<T>): () => Promise<T | null> {
     running ??= source()
       .catch(() => null)
       .finally(() => (running = null));
-    return running;
+    return withinMs(running, DATABASE_GAUGE_WAIT_MS);
   };
+}
+
+/** The promise's value, or null if it has not settled within `ms`. */
+async function withinMs<T>(promise: Promise<T | null>, ms: number): Promise<T | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
