@@ -65,6 +65,18 @@ describe('start-up (docs/operations.md)', () => {
     expect(result.stderr).not.toMatch(/Failed to start:[^\n]*\n\s+at /);
   });
 
+  it.each([
+    ['a setting PostgreSQL does not know', '?options=-c%20lock_timeot%3D1s', /unrecognized configuration parameter/],
+    ['a value it cannot take', '?options=-c%20lock_timeout%3Dsoon', /invalid value for parameter/],
+    ['TLS from a server without it', '?sslmode=require', /does not support SSL connections/],
+  ])('says at once, without retrying, that the URL asks for %s', (_what, query, reason) => {
+    const result = start({ DATABASE_URL: `${testServerUrl()}${query}` });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(/);
+    expect(result.stderr).toMatch(reason);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/Retrying/);
+  });
+
   it('says at once, without retrying, that the database named does not exist', () => {
     const url = new URL(testServerUrl());
     url.pathname = '/kuko_no_such_database';

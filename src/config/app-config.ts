@@ -97,7 +97,7 @@ function readConfig(env: Env, stdoutIsTty: boolean): AppConfig {
     databasePoolRoleSettings: onOff(env, 'DATABASE_POOL_ROLE_SETTINGS', false),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 2, 1000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000),
-    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 3_600_000),
+    shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1000, 3_600_000),
     adminToken: adminToken(env),
     webhookSecrets: webhookSecrets(env),
     idempotencyTtlSeconds: integer(env, 'IDEMPOTENCY_TTL_SECONDS', 86400, 1, 365 * 86400),
@@ -121,6 +121,16 @@ function databaseUrl(env: Env, name: string): string | null {
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
     throw new ConfigError(name, `must start with postgres:// (got ${url.protocol}//)`);
   }
+  // pg decodes these when it connects, and would fail then, on every attempt ("URI malformed").
+  for (const [part, text] of [
+    ['user name', url.username],
+    ['password', url.password],
+    ['database name', url.pathname],
+  ]) {
+    if (!isDecodable(text)) {
+      throw new ConfigError(name, `has a ${part} with a malformed percent-encoding: write a literal % as %25`);
+    }
+  }
   // pg reads a value it does not know (a typo, libpq's `allow`) as TLS with full
   // verification, not as the mode meant: refused here instead of surprising at connection.
   // So is `prefer`, which pg never lets fall back to a plain connection as libpq does.
@@ -136,6 +146,15 @@ function databaseUrl(env: Env, name: string): string | null {
     throw new ConfigError(name, `sslmode must be one of ${SSL_MODES.join(', ')} (got "${sslmode}")`);
   }
   return raw;
+}
+
+function isDecodable(text: string): boolean {
+  try {
+    decodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

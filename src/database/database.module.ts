@@ -5,7 +5,7 @@ import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, SetupRefu
 import { describeDatabaseUrl } from './describe-url';
 import { Db, DB_OPTIONS } from './db';
 import { runMigrations } from './migrations';
-import { isRefusedConnection } from './pg-errors';
+import { isPermanentConnectFailure } from './pg-errors';
 
 /**
  * The TypeORM data source (its pool; migrations run at start-up) and Db, through which
@@ -30,9 +30,10 @@ export class DatabaseModule {
             ...dataSource,
             retryAttempts: 3,
             retryDelay: 1000,
-            // A server that cannot be reached may be starting; a refused setup, password or
-            // database name stays refused, and is said once rather than after three retries.
-            toRetry: (error: unknown) => !(error instanceof SetupRefused) && !isRefusedConnection(error),
+            // A server that cannot be reached may be starting; a refused setup, password,
+            // database name, option or TLS stays refused, and is said once rather than
+            // after three retries.
+            toRetry: (error: unknown) => !(error instanceof SetupRefused) && !isPermanentConnectFailure(error),
           }),
           dataSourceFactory: async (resolved) => {
             await runMigrations(migrationUrl.url, {

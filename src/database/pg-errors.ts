@@ -132,6 +132,27 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 /**
+ * Startup options PostgreSQL refuses (DATABASE_URL's `options`): a setting it does not
+ * know (undefined_object), a value it cannot take (invalid_parameter_value).
+ */
+const REFUSED_OPTION_SQLSTATES = new Set(['42704', '22023']);
+/** pg's words when the URL asks for TLS and the server offers none. */
+const NO_TLS_MESSAGE = 'The server does not support SSL connections';
+
+/**
+ * A failure to connect that asking again cannot change, directly or as the cause of a
+ * start-up error: refused credentials or database name (isRefusedConnection), refused
+ * options, TLS asked of a server without it. Start-up says it once instead of retrying.
+ */
+export function isPermanentConnectFailure(error: unknown): boolean {
+  if (isRefusedConnection(error)) return true;
+  for (let each = error; each instanceof Error; each = each.cause) {
+    if (REFUSED_OPTION_SQLSTATES.has(codeOf(each) ?? '') || each.message.includes(NO_TLS_MESSAGE)) return true;
+  }
+  return false;
+}
+
+/**
  * The server refused the connection for a reason only its configuration can change
  * (REFUSED_CONNECTION_SQLSTATES), directly or as the cause of a start-up error: not worth
  * trying again at start-up.
