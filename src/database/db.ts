@@ -332,9 +332,9 @@ export class Db implements Connection {
       return result;
     } catch (error) {
       // A statement that got no answer in time leaves the connection waiting for it: a
-      // ROLLBACK would queue behind it. Ending the connection ends the transaction.
-      if (isClientTimeout(error)) discard();
-      else await client.query('ROLLBACK').catch(() => discard());
+      // ROLLBACK would queue behind it. withConnection ends the connection, and with it the
+      // transaction.
+      if (!isClientTimeout(error)) await client.query('ROLLBACK').catch(() => discard());
       // PREPAREs survive a rollback, but this client was not marked as prepared: the next
       // opening would PREPARE again and fail. Such a client is discarded instead. (Only
       // where PREPAREs were sent: a failed transaction alone costs no connection.)
@@ -557,6 +557,7 @@ export class Db implements Connection {
         this.planGeneration += 1;
         discard();
       }
+      // The connection still waits for the statement's answer: it can carry nothing else.
       if (isClientTimeout(error)) discard();
       throw error;
     } finally {

@@ -145,10 +145,15 @@ const NO_TLS_MESSAGE = 'The server does not support SSL connections';
  * options, TLS asked of a server without it. Start-up says it once instead of retrying.
  */
 export function isPermanentConnectFailure(error: unknown): boolean {
-  if (isRefusedConnection(error)) return true;
-  for (let each = error; each instanceof Error; each = each.cause) {
-    if (REFUSED_OPTION_SQLSTATES.has(codeOf(each) ?? '') || each.message.includes(NO_TLS_MESSAGE)) return true;
-  }
+  return (
+    isRefusedConnection(error) ||
+    anyCause(error, (each) => REFUSED_OPTION_SQLSTATES.has(codeOf(each) ?? '') || each.message.includes(NO_TLS_MESSAGE))
+  );
+}
+
+/** Whether the error, or any error in its chain of causes, is one `test` accepts. */
+function anyCause(error: unknown, test: (each: Error) => boolean): boolean {
+  for (let each = error; each instanceof Error; each = each.cause) if (test(each)) return true;
   return false;
 }
 
@@ -158,10 +163,7 @@ export function isPermanentConnectFailure(error: unknown): boolean {
  * trying again at start-up.
  */
 export function isRefusedConnection(error: unknown): boolean {
-  for (let each = error; each instanceof Error; each = each.cause) {
-    if (REFUSED_CONNECTION_SQLSTATES.has(codeOf(each) ?? '')) return true;
-  }
-  return false;
+  return anyCause(error, (each) => REFUSED_CONNECTION_SQLSTATES.has(codeOf(each) ?? ''));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { within } from '../common/within';
 import type { Db } from './db';
 import { unavailableReason } from './pg-errors';
 
@@ -5,25 +6,13 @@ import { unavailableReason } from './pg-errors';
 export type DatabaseCheck = { up: true } | { up: false; reason: string };
 
 /** Whether the database answers a trivial statement within `timeoutMs`, and if not, why. */
-export async function ping(db: Db, timeoutMs: number): Promise<DatabaseCheck> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<DatabaseCheck>((resolve) => {
-    timer = setTimeout(
-      () =>
-        resolve({
-          up: false,
-          reason: `did not answer within ${timeoutMs} ms: unreachable, every connection busy, or too slow`,
-        }),
-      timeoutMs,
-    );
-  });
-  try {
-    const answered = db.one('SELECT 1').then(
-      (): DatabaseCheck => ({ up: true }),
-      (error: unknown): DatabaseCheck => ({ up: false, reason: unavailableReason(error) }),
-    );
-    return await Promise.race([answered, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+export function ping(db: Db, timeoutMs: number): Promise<DatabaseCheck> {
+  const answered = db.one('SELECT 1').then(
+    (): DatabaseCheck => ({ up: true }),
+    (error: unknown): DatabaseCheck => ({ up: false, reason: unavailableReason(error) }),
+  );
+  return within(answered, timeoutMs, () => ({
+    up: false,
+    reason: `did not answer within ${timeoutMs} ms: unreachable, every connection busy, or too slow`,
+  }));
 }

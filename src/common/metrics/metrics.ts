@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats } from '../../database/db';
+import { within } from '../within';
 
 const PREFIX = 'kukopay_';
 
@@ -128,8 +129,8 @@ export class Metrics {
   /**
    * Gauges read from the database at each scrape, all from one call of `query` per scrape
    * (see onePerScrape). When the query fails, or has not answered within
-   * DATABASE_GAUGE_WAIT_MS, a gauge keeps its last value: a database that stopped
-   * answering must not take the whole scrape, the pool gauges that show it included. Features add
+   * DATABASE_GAUGE_WAIT_MS, a gauge keeps its last value: a database that stopped answering
+   * must not take the whole scrape, the pool gauges that show it included. Features add
    * theirs this way (the idempotency purge's backlog, notifications' backlog,
    * docs/operations.md); until a feature does, its gauges do not exist.
    */
@@ -164,17 +165,6 @@ function onePerScrape<T>(source: () => Promise<T>): () => Promise<T | null> {
     running ??= source()
       .catch(() => null)
       .finally(() => (running = null));
-    return withinMs(running, DATABASE_GAUGE_WAIT_MS);
+    return within(running, DATABASE_GAUGE_WAIT_MS, () => null);
   };
-}
-
-/** The promise's value, or null if it has not settled within `ms`. */
-async function withinMs<T>(promise: Promise<T | null>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), ms)));
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
