@@ -1,4 +1,4 @@
-import { within } from '../common/within';
+import { within } from './within';
 import type { Db } from './db';
 import { unavailableReason } from './pg-errors';
 

@@ -1,6 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats } from '../../database/db';
-import { within } from '../within';
+import { within } from '../../database/within';
 
 const PREFIX = 'kukopay_';
 
