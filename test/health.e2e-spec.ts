@@ -36,4 +36,27 @@ describe('health and a lost database (docs/operations.md)', () => {
       await cluster.stop();
     }
   });
+
+  it('answers 503, and readiness says why, when the database refuses new connections while serving', async () => {
+    // Here the database is dropped; a password rotated on one side only, or a certificate
+    // that expired, refuses new connections the same way: the request ran nothing.
+    const db = await createTestDatabase();
+    const t = await startTestApp({}, db);
+    try {
+      const merchant = await createMerchant(t);
+      await db.drop();
+
+      const api = await t.http().get('/v1/account').set('X-Api-Key', merchant.testKey);
+      expectError(api, 503, 'service_unavailable');
+      expect(api.headers['retry-after']).toBe('1');
+      const notReady = await t.http().get('/health/ready');
+      expectError(notReady, 503, 'service_unavailable');
+      // Directly, PostgreSQL's refusal; behind a pooler, the pooler's.
+      expect(notReady.body.message).toMatch(
+        /^The database (refused this service's credentials or database name|could not be reached through the connection pooler)/,
+      );
+    } finally {
+      await t.app.close();
+    }
+  });
 });

@@ -1,5 +1,5 @@
 import { ChildProcess, spawn, SpawnOptions, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { freePort, isAlive } from '../src/database/embedded-postgres';
 import { createTestDatabase, databaseEnv, testServerUrl, waitForLockWaiters } from './support/database';
 import { orderBody } from './support/factories';
 import { startServerProcess } from './support/server-process';
+import { selfSignedCertificate, startTlsOnlyServer } from './support/tls-postgres';
 
 describe('start-up (docs/operations.md)', () => {
   const start = (env: Record<string, string>) =>
@@ -75,6 +76,35 @@ describe('start-up (docs/operations.md)', () => {
     expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(/);
     expect(result.stderr).toMatch(reason);
     expect(`${result.stdout}${result.stderr}`).not.toMatch(/Retrying/);
+  });
+
+  it.each([
+    ['not issued by an authority it trusts', 'kuko-db.example', 'require', /self-signed certificate/],
+    ['issued for another host', 'kuko-db.example', 'verify-full&sslrootcert=CERT', /does not match certificate/],
+  ])('says at once, without retrying, that the server certificate is %s', async (_what, name, sslmode, reason) => {
+    const certificate = selfSignedCertificate(name);
+    const server = await startTlsOnlyServer(certificate);
+    const dir = mkdtempSync(join(tmpdir(), 'kuko-ca-'));
+    try {
+      writeFileSync(join(dir, 'ca.pem'), certificate.cert);
+      const query = sslmode.replace('CERT', encodeURIComponent(join(dir, 'ca.pem')));
+      const child = spawn(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
+        env: { ...process.env, DATABASE_URL: `postgres://app@127.0.0.1:${server.port}/kukopay?sslmode=${query}` },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (chunk) => (output += chunk));
+      child.stderr.on('data', (chunk) => (output += chunk));
+      const status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(status).toBe(1);
+      expect(output).toMatch(/Failed to start: DATABASE_URL \(app@127\.0\.0\.1:\d+\/kukopay\): /);
+      expect(output).toMatch(reason);
+      expect(output).not.toMatch(/Retrying/);
+      expect(server.connections()).toBe(1);
+    } finally {
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('says at once, without retrying, that the database named does not exist', () => {

@@ -5,6 +5,39 @@ const SERIALIZATION_FAILURES = new Set(['40001', '40P01']);
 const LOST_OR_REFUSED = 'failed the check: the connection was lost or refused';
 const UNREACHABLE = 'could not be reached: its host name does not resolve, or no route leads to it';
 /**
+ * A server that answers and refuses who is connecting, or to what: the password, the role,
+ * pg_hba.conf, a database that does not exist. Asking again gets the same answer.
+ */
+const REFUSED_CONNECTION_SQLSTATES = new Set(['28000', '28P01', '3D000']);
+/**
+ * Node's codes for a server certificate that TLS verification refused (`sslmode=require`,
+ * `verify-ca`, `verify-full`): not issued by a trusted authority, expired or not yet
+ * valid, revoked, or issued for another host. Only a new certificate, `sslrootcert` or
+ * the URL's host changes that answer.
+ */
+const CERTIFICATE_REFUSED_CODES = new Set([
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
+  'CERT_SIGNATURE_FAILURE',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'INVALID_CA',
+  'INVALID_PURPOSE',
+  'PATH_LENGTH_EXCEEDED',
+  'CERT_CHAIN_TOO_LONG',
+  'HOSTNAME_MISMATCH',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+const REFUSED_CREDENTIALS = "refused this service's credentials or database name";
+const REFUSED_CERTIFICATE =
+  'offered a TLS certificate this service refuses: not from an authority it trusts (sslrootcert), expired, or for another host';
+/**
  * Every SQLSTATE and network error code that means the database cannot serve now but may
  * soon (a request answers 503 with Retry-After), each with the reason the readiness check
  * gives for it: fixed phrases an operator can act on, never an address, a user or SQL.
@@ -26,6 +59,12 @@ const UNAVAILABLE_CODES = new Map<string, string>([
   ['08003', LOST_OR_REFUSED],
   ['08004', LOST_OR_REFUSED],
   ['08006', LOST_OR_REFUSED],
+  // A server that refuses who connects, or to what (REFUSED_CONNECTION_SQLSTATES), or a
+  // certificate TLS refuses: a new connection cannot be opened until an operator acts
+  // (a rotated password, a dropped grant, a renewed certificate), so requests that need
+  // one answer 503 meanwhile, as they would with the server down.
+  ...[...REFUSED_CONNECTION_SQLSTATES].map((code): [string, string] => [code, REFUSED_CREDENTIALS]),
+  ...[...CERTIFICATE_REFUSED_CODES].map((code): [string, string] => [code, REFUSED_CERTIFICATE]),
 ]);
 /**
  * PgBouncer answers a client it cannot serve with a protocol_violation (08P01) and these
@@ -53,11 +92,6 @@ const UNAVAILABLE_MESSAGES = [
   'Client has encountered a connection error',
   'Client was closed',
 ];
-/**
- * A server that answers and refuses who is connecting, or to what: the password, the role,
- * pg_hba.conf, a database that does not exist. Asking again gets the same answer.
- */
-const REFUSED_CONNECTION_SQLSTATES = new Set(['28000', '28P01', '3D000']);
 /** pg-pool's words when no connection could be lent in time. */
 const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 
@@ -142,12 +176,20 @@ const NO_TLS_MESSAGE = 'The server does not support SSL connections';
 /**
  * A failure to connect that asking again cannot change, directly or as the cause of a
  * start-up error: refused credentials or database name (isRefusedConnection), refused
- * options, TLS asked of a server without it. Start-up says it once instead of retrying.
+ * options, TLS asked of a server without it, a server certificate TLS refused. Start-up
+ * says it once instead of retrying.
  */
 export function isPermanentConnectFailure(error: unknown): boolean {
   return (
     isRefusedConnection(error) ||
-    anyCause(error, (each) => REFUSED_OPTION_SQLSTATES.has(codeOf(each) ?? '') || each.message.includes(NO_TLS_MESSAGE))
+    anyCause(error, (each) => {
+      const code = codeOf(each) ?? '';
+      return (
+        REFUSED_OPTION_SQLSTATES.has(code) ||
+        CERTIFICATE_REFUSED_CODES.has(code) ||
+        each.message.includes(NO_TLS_MESSAGE)
+      );
+    })
   );
 }
 
@@ -173,7 +215,7 @@ export function isRefusedConnection(error: unknown): boolean {
 export function unavailableReason(error: unknown): string {
   const known = UNAVAILABLE_CODES.get(codeOf(error) ?? '');
   if (known) return known;
-  if (isRefusedConnection(error)) return "refused this service's credentials or database name";
+  if (isRefusedConnection(error)) return REFUSED_CREDENTIALS;
   if (isClientTimeout(error)) return 'stopped answering: frozen, overloaded, or cut off by the network';
   if (isPoolerUnavailable(error)) {
     return 'could not be reached through the connection pooler: it cannot connect to the server, is full, or is stopping';
