@@ -3,7 +3,8 @@
 // cluster (dist/database/test-clusters.js: PostgreSQL 18), durable by default as production
 // runs (fsync, synchronous_commit and full_page_writes on); BENCH_DURABLE=0 for the test
 // settings (all three off). Either way the bench works in a fresh database
-// kuko_bench_<random> that it drops at the end.
+// kuko_bench_<random>: dropped at the end on an external server; a throw-away cluster is
+// removed whole.
 const { randomBytes } = require('node:crypto');
 const { join } = require('node:path');
 const { Client } = require('pg');
@@ -25,7 +26,10 @@ async function openDatabase(cleanup, { durable = true } = {}) {
   }
   const name = `kuko_bench_${randomBytes(4).toString('hex')}`;
   await query(serverUrl, `CREATE DATABASE ${name}`);
-  cleanup.push(`database ${name}`, () => query(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  // A throw-away cluster goes with its databases (and Ctrl-C may have stopped it already).
+  if (process.env.DATABASE_URL) {
+    cleanup.push(`database ${name}`, () => query(serverUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  }
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return { url: url.toString(), name, server: await describe(url, kind) };
