@@ -322,7 +322,8 @@ function main() {
   Promise.resolve()
     .then(() => run(cleanup, settingsFromEnv()))
     .then(finish, (error) => {
-      log(`\nBENCH ERROR: ${error.stack ?? error.message}`);
+      // Once a signal stops what the bench started, the run fails on it: nothing to report.
+      if (!stopping) log(`\nBENCH ERROR: ${error.stack ?? error.message}`);
       finish(2);
     });
 }
