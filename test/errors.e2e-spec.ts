@@ -125,6 +125,29 @@ describe('the error contract (docs/errors.md)', () => {
     expectError(await admin().set('Content-Type', 'text/plain').send(''), 400, 'parameter_missing', 'name');
   });
 
+  it('needs no content type for a write without a body, whatever one is named', async () => {
+    for (const headers of [
+      { 'Content-Type': '' },
+      { 'Content-Type': 'x' },
+      { 'Content-Type': ';' },
+      { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': '0' },
+      // Framed as chunked, so read, and empty: no body either, whatever coding it names.
+      { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Transfer-Encoding': 'chunked' },
+    ]) {
+      const order = await createOrder(t, merchant.testKey);
+      const close = await t.http().post(`/v1/orders/${order.id}/close`).set('X-Api-Key', merchant.testKey).set(headers);
+      expectSuccess(close, 200);
+      expect(close.body.data.status).toBe('closed');
+    }
+    // With a body, the content type decides: one that cannot be read is not application/json.
+    expectError(
+      await admin().set('Content-Type', ';').send('{"name":"Acme"}'),
+      415,
+      'unsupported_media_type',
+      'Content-Type',
+    );
+  });
+
   it('accepts application/json with a charset', async () => {
     const response = await admin().set('Content-Type', 'application/json; charset=utf-8').send('{"name":"Acme"}');
     expectSuccess(response, 201);

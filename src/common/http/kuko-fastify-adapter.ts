@@ -139,6 +139,10 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       // sent without 100 too. The API key is checked with the request, after the body.
       const tooLarge = Number(request.headers['content-length']) > MAX_BODY_BYTES;
       if (this.connections.expectsContinue(request.raw) && !tooLarge) reply.raw.writeContinue();
+      // A write without a body needs no content type (docs/errors.md). One named anyway,
+      // even empty or unreadable (`Content-Type:`, `x`, `;`), is dropped here, where Fastify
+      // would refuse it 415 before any parser runs.
+      if (!framesBody(request.raw)) delete request.raw.headers['content-type'];
     });
     // A request already refused (its body timed out, then arrived after all) is never
     // served: its client was told nothing was done.
@@ -149,7 +153,8 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
       try {
-        refuseCodings(request);
+        // An empty body is no body, whatever coding it names.
+        if ((body as Buffer).length > 0) refuseCodings(request);
         done(null, parseJsonBody(request, body as Buffer));
       } catch (error) {
         done(error as Error, undefined);
