@@ -134,6 +134,9 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
     it.each([
       ['HTTP/1.1 without Host', 'GET /health HTTP/1.1\r\n\r\n', 400, 'malformed_request'],
       ['two Host headers', 'GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400, 'malformed_request'],
+      ['a Host with a space', 'GET /health HTTP/1.1\r\nHost: a b\r\n\r\n', 400, 'malformed_request'],
+      ['a Host with an unclosed IP literal', 'GET /health HTTP/1.1\r\nHost: [::1\r\n\r\n', 400, 'malformed_request'],
+      ['a Host with a port past 65535', 'GET /health HTTP/1.1\r\nHost: x:99999\r\n\r\n', 400, 'malformed_request'],
       [
         'an empty Transfer-Encoding beside Content-Length',
         'POST /v1/orders HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:\r\nContent-Length: 2\r\n\r\n{}',
@@ -143,6 +146,13 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       ['CONNECT', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n', 404, 'route_not_found'],
     ])('%s', async (_name, request, status, error) => {
       expectRawError(await rawExchange(port, [request]), status, error);
+    });
+
+    it('serves a request whose Host is a name or an address, with or without a port', async () => {
+      for (const host of ['api.example.com', 'localhost:3000', '127.0.0.1:80', '[::1]:8080', '[::1]', 'a,b', '']) {
+        const answer = await rawExchange(port, [`GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`]);
+        expect({ host, status: answer.status }).toEqual({ host, status: 200 });
+      }
     });
 
     it('answers a request whose client half-closes its side once it is sent, then closes', async () => {

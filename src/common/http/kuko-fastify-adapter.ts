@@ -269,8 +269,20 @@ function framesBody(request: IncomingMessage): boolean {
 }
 
 /**
- * What Node's parser lets through but HTTP/1.1 does not: exactly one Host header (RFC 9112
- * §3.2), and never Content-Length beside Transfer-Encoding (§6.1), which Node refuses for
+ * `uri-host [ ":" port ]` (RFC 9112 §3.2, RFC 3986 §3.2.2): an IP literal in brackets, or a
+ * name of unreserved, sub-delimiter and percent-encoded characters (an IPv4 address is
+ * one), then a port of at most 65535, as an absolute-form URL's is read.
+ */
+const HOST_VALUE = /^(?:\[[0-9A-Za-z:._~!$&'()*+,;=-]+\]|(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*)(?::(\d*))?$/;
+
+function isHostValue(host: string): boolean {
+  const match = HOST_VALUE.exec(host);
+  return match !== null && (match[1] === undefined || match[1] === '' || Number(match[1]) <= 65535);
+}
+
+/**
+ * What Node's parser lets through but HTTP/1.1 does not: exactly one Host header with a
+ * valid value (RFC 9112 §3.2), and never Content-Length beside Transfer-Encoding (§6.1), which Node refuses for
  * a coding but not for an empty value. Two ways to frame one body are how requests get
  * smuggled past a proxy that reads the other one.
  */
@@ -280,6 +292,9 @@ function framingRefusal(request: IncomingMessage): DomainError | null {
   }
   const hosts = headerLines(request.rawHeaders, 'host').length;
   if (hosts > 1) return new DomainError('malformed_request', 'The request has more than one Host header.');
+  if (hosts === 1 && !isHostValue(request.headers.host!)) {
+    return new DomainError('malformed_request', 'The Host header is not a host name or address with an optional port.');
+  }
   if (hosts === 0 && request.httpVersion === '1.1') {
     return new DomainError('malformed_request', 'An HTTP/1.1 request must have a Host header.');
   }
