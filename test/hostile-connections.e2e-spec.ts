@@ -148,6 +148,27 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
       expectRawError(await rawExchange(port, [request]), status, error);
     });
 
+    it('refuses a body labelled with two content types, whichever comes first (Node keeps the first)', async () => {
+      for (const [first, second] of [
+        ['application/json', 'text/plain'],
+        ['text/plain', 'application/json'],
+      ]) {
+        const order = orderBody();
+        const body = JSON.stringify(order);
+        const answer = await rawExchange(port, [
+          `POST /v1/orders HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Api-Key: ${merchant.testKey}\r\n` +
+            `Content-Type: ${first}\r\nContent-Type: ${second}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        ]);
+        expect({ status: answer.status, error: answer.body.error, param: answer.body.param }).toEqual({
+          status: 415,
+          error: 'unsupported_media_type',
+          param: 'Content-Type',
+        });
+        const { rows } = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [order.out_trade_no]);
+        expect(rows).toHaveLength(0);
+      }
+    });
+
     it('serves a request whose Host is a name or an address, with or without a port', async () => {
       for (const host of ['api.example.com', 'localhost:3000', '127.0.0.1:80', '[::1]:8080', '[::1]', 'a,b', '']) {
         const answer = await rawExchange(port, [`GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`]);

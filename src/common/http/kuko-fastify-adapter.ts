@@ -153,8 +153,11 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     fastify.removeAllContentTypeParsers();
     fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
       try {
-        // An empty body is no body, whatever coding it names.
-        if ((body as Buffer).length > 0) refuseCodings(request);
+        // An empty body is no body, whatever type or coding it names.
+        if ((body as Buffer).length > 0) {
+          refuseSecondContentType(request);
+          refuseCodings(request);
+        }
         done(null, parseJsonBody(request, body as Buffer));
       } catch (error) {
         done(error as Error, undefined);
@@ -190,6 +193,21 @@ function unreadableUrlMessage(url: string): string {
 function withoutFragment(url: string): string {
   const hash = url.indexOf('#');
   return hash === -1 ? url : url.slice(0, hash);
+}
+
+/**
+ * Node keeps the first of two Content-Type lines and drops the other, so a body labelled
+ * both application/json and something else would be read as whichever came first. Its
+ * type is unclear: refused, as two of any other header we read once are (RFC 9110 §5.3).
+ */
+function refuseSecondContentType(request: FastifyRequest): void {
+  if (headerLines(request.raw.rawHeaders, 'content-type').length > 1) {
+    throw new DomainError(
+      'unsupported_media_type',
+      'The request has more than one Content-Type header: send one, application/json.',
+      'Content-Type',
+    );
+  }
 }
 
 /**
