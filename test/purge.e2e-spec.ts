@@ -9,7 +9,12 @@ import { dataSourceOptions } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
 import { databaseEnv } from './support/database';
 import { PURGE_JOB } from '../src/idempotency/idempotency-purge.scheduler';
-import { describePurge, IdempotencyPurgeService, PurgeOptions } from '../src/idempotency/idempotency-purge.service';
+import {
+  describePurge,
+  IdempotencyPurgeService,
+  PurgeFailed,
+  PurgeOptions,
+} from '../src/idempotency/idempotency-purge.service';
 import { IdempotencyKeysRepository } from '../src/idempotency/idempotency-keys.repository';
 import type { Connection } from '../src/database/db';
 import { ADVISORY_LOCKS } from '../src/database/advisory-locks';
@@ -18,6 +23,7 @@ const PURGE_LOCK = ADVISORY_LOCKS.purge;
 import { expectSuccess } from './support/expect-error';
 import { waitForAWaiterOn } from './support/faults';
 import { createMerchant, orderBody, postOrder, TestMerchant } from './support/factories';
+import { delta, scrape } from './support/metrics';
 import { startTestApp, TestApp } from './support/test-app';
 
 const CLI = join(__dirname, '..', 'dist', 'idempotency', 'purge.cli.js');
@@ -59,6 +65,24 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
       )
     )[0].n > 0;
   const createKeyed = (key: string, body: object) => postOrder(t, merchant.testKey, body, key);
+  /**
+   * Every delete from idempotency_keys past the first `rows` fails (a real error in the
+   * statement, as a database restart would end it), whichever batch it falls in. Returns
+   * what removes the fault.
+   */
+  const failDeletesAfter = async (rows: number) => {
+    await sql(`CREATE SEQUENCE kuko_purge_fault;
+      CREATE FUNCTION kuko_purge_fault() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF nextval('kuko_purge_fault') > ${rows} THEN RAISE EXCEPTION 'injected purge failure'; END IF;
+        RETURN OLD;
+      END $$;
+      CREATE TRIGGER kuko_purge_fault BEFORE DELETE ON idempotency_keys
+        FOR EACH ROW EXECUTE FUNCTION kuko_purge_fault();`);
+    return () =>
+      sql(`DROP TRIGGER kuko_purge_fault ON idempotency_keys; DROP FUNCTION kuko_purge_fault();
+           DROP SEQUENCE kuko_purge_fault;`);
+  };
 
   describe('one run', () => {
     it('removes exactly the 100,000 expired keys and leaves every unexpired one', async () => {
@@ -95,6 +119,22 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
       expect(result).toMatchObject({ deleted: 0, batches: 0, skipped: false, finished: false });
       expect(await count()).toBe(10);
       expect(await purgeLockHeld()).toBe(false);
+    });
+
+    it('says what it removed before a failure: those batches stay removed', async () => {
+      await insertKeys(250, 'expired');
+      const removeFault = await failDeletesAfter(150);
+      try {
+        const failure: unknown = await purgeService({ batchSize: 100 })
+          .purge()
+          .catch((error: unknown) => error);
+        expect(failure).toBeInstanceOf(PurgeFailed);
+        expect((failure as PurgeFailed).partial).toMatchObject({ deleted: 100, batches: 1, finished: false });
+        expect((failure as PurgeFailed).message).toMatch(/injected purge failure/);
+        expect(await count()).toBe(150);
+      } finally {
+        await removeFault();
+      }
     });
 
     it('reports nothing to do on an empty table', async () => {
@@ -265,6 +305,22 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
       }
     });
 
+    it('fails with exit code 1, saying how many keys it removed before the failure', async () => {
+      await insertKeys(7_000, 'expired');
+      const removeFault = await failDeletesAfter(6_000);
+      try {
+        await expect(runCli(t.db.url)).rejects.toMatchObject({
+          code: 1,
+          stderr: expect.stringMatching(
+            /^Purge failed after removing 5000 expired idempotency keys in \d+\.\d s: injected purge failure\n$/,
+          ),
+        });
+        expect(await count()).toBe(2_000);
+      } finally {
+        await removeFault();
+      }
+    });
+
     it('fails with exit code 1 and a message when the database is unreachable', async () => {
       const url = new URL(t.db.url);
       url.pathname = '/kuko_no_such_database';
@@ -300,6 +356,32 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
         );
       } finally {
         log.mockRestore();
+        await scheduled.close();
+      }
+    });
+
+    it('logs and counts what a failed tick removed before it failed', async () => {
+      const scheduled = await startTestApp({ IDEMPOTENCY_PURGE_CRON: '7 3 * * *' }, t.db);
+      const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+      await insertKeys(7_000, 'expired');
+      const removeFault = await failDeletesAfter(6_000);
+      try {
+        const before = await scrape(scheduled);
+        await scheduled.app.get(SchedulerRegistry).getCronJob(PURGE_JOB).fireOnTick();
+        expect(error).toHaveBeenCalledWith(
+          expect.objectContaining({
+            msg: expect.stringMatching(
+              /^The purge of expired idempotency keys failed after removing 5000 expired idempotency keys in \d+\.\d s: injected purge failure$/,
+            ),
+            deleted: 5000,
+          }),
+        );
+        const after = await scrape(scheduled);
+        expect(delta(before, after, 'kukopay_idempotency_purge_deleted_rows_total')).toBe(5000);
+        expect(delta(before, after, 'kukopay_idempotency_purge_runs_total{result="failed"}')).toBe(1);
+      } finally {
+        error.mockRestore();
+        await removeFault();
         await scheduled.close();
       }
     });

@@ -4,7 +4,7 @@ import { CronJob } from 'cron';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { Metrics } from '../common/metrics/metrics';
-import { describePurge, IdempotencyPurgeService } from './idempotency-purge.service';
+import { describePurge, purgeFailureDetail, IdempotencyPurgeService, PurgeFailed } from './idempotency-purge.service';
 
 /** The one name the job is registered under; the registry refuses a second. */
 export const PURGE_JOB = 'idempotency-purge';
@@ -69,9 +69,15 @@ export class IdempotencyPurgeScheduler implements OnApplicationBootstrap, Before
         finished: result.finished,
       });
     } catch (error) {
-      this.metrics.recordPurgeFailure();
-      // The next tick tries again; nothing is half done (each batch is its own transaction).
-      this.logger.error({ msg: 'The purge of expired idempotency keys failed', error: String(error) });
+      // The next tick tries again; nothing is half done (each batch is its own
+      // transaction), and the batches that committed before the failure are counted.
+      const deleted = error instanceof PurgeFailed ? error.partial.deleted : 0;
+      this.metrics.recordPurgeFailure(deleted);
+      this.logger.error({
+        msg: `The purge of expired idempotency keys failed${purgeFailureDetail(error)}`,
+        deleted,
+        error: String(error),
+      });
     }
   }
 }

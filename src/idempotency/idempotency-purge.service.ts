@@ -42,6 +42,26 @@ export interface PurgeResult {
   finished: boolean;
 }
 
+/** What a run has removed so far: each batch commits on its own. */
+interface RunSoFar {
+  started: number;
+  deleted: number;
+  batches: number;
+}
+
+/**
+ * A run that failed after some batches had committed (the database restarted, say): what
+ * it removed stays removed, and is reported with the failure rather than lost in it.
+ */
+export class PurgeFailed extends Error {
+  constructor(
+    readonly partial: PurgeResult,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
 export class IdempotencyPurgeService {
   private readonly options: PurgeOptions;
 
@@ -63,7 +83,19 @@ export class IdempotencyPurgeService {
   }
 
   async purge(signal?: AbortSignal): Promise<PurgeResult> {
-    return this.db.mode === 'transaction' ? this.purgeBehindPooler(signal) : this.purgeInSession(signal);
+    // Counted as batches commit, so that a failure can say what was removed before it.
+    const run: RunSoFar = { started: performance.now(), deleted: 0, batches: 0 };
+    try {
+      return await (this.db.mode === 'transaction'
+        ? this.purgeBehindPooler(run, signal)
+        : this.purgeInSession(run, signal));
+    } catch (error) {
+      const durationMs = performance.now() - run.started;
+      throw new PurgeFailed(
+        { deleted: run.deleted, batches: run.batches, durationMs, skipped: false, finished: false },
+        error,
+      );
+    }
   }
 
   /**
@@ -71,14 +103,16 @@ export class IdempotencyPurgeService {
    * discarded instead of going back to the pool, so no pooled connection can keep the
    * lock and block every later purge.
    */
-  private purgeInSession(signal?: AbortSignal): Promise<PurgeResult> {
+  private purgeInSession(run: RunSoFar, signal?: AbortSignal): Promise<PurgeResult> {
     let stillLocked = false;
     return this.db.session(
       async (connection) => {
         if (!(await tryLockSession(connection, ADVISORY_LOCKS.purge))) return this.skipped();
         stillLocked = true;
         try {
-          return await this.batches(signal, () => this.keys.deleteExpiredBatch(connection, this.options.batchSize));
+          return await this.batches(run, signal, () =>
+            this.keys.deleteExpiredBatch(connection, this.options.batchSize),
+          );
         } finally {
           stillLocked = !(await unlockSession(connection, ADVISORY_LOCKS.purge).catch(() => false));
         }
@@ -93,9 +127,9 @@ export class IdempotencyPurgeService {
    * lock taken (another instance's batch under way) stops there, reported skipped if it
    * deleted nothing and stopped early otherwise; no row is deleted twice either way.
    */
-  private async purgeBehindPooler(signal?: AbortSignal): Promise<PurgeResult> {
+  private async purgeBehindPooler(run: RunSoFar, signal?: AbortSignal): Promise<PurgeResult> {
     let lockTaken = false;
-    const result = await this.batches(signal, () =>
+    const result = await this.batches(run, signal, () =>
       this.db.transaction('purge', async () => {
         if (await tryLockTransaction(this.db, ADVISORY_LOCKS.purge)) {
           return this.keys.deleteExpiredBatch(this.db, this.options.batchSize);
@@ -113,30 +147,41 @@ export class IdempotencyPurgeService {
    * ends without claiming to have finished.
    */
   private async batches(
+    run: RunSoFar,
     signal: AbortSignal | undefined,
     deleteBatch: () => Promise<number | null>,
   ): Promise<PurgeResult> {
-    const started = performance.now();
-    const elapsed = () => performance.now() - started;
-    let deleted = 0;
-    let batches = 0;
+    const elapsed = () => performance.now() - run.started;
     let finished = false;
-    while (!signal?.aborted && (batches === 0 || elapsed() < this.options.timeBudgetMs)) {
+    while (!signal?.aborted && (run.batches === 0 || elapsed() < this.options.timeBudgetMs)) {
       const count = await deleteBatch();
       if (count === null) break;
-      deleted += count;
-      batches += 1;
+      run.deleted += count;
+      run.batches += 1;
       if (count < this.options.batchSize) {
         finished = true;
         break;
       }
     }
-    return { deleted, batches, durationMs: elapsed(), skipped: false, finished };
+    return { deleted: run.deleted, batches: run.batches, durationMs: elapsed(), skipped: false, finished };
   }
 
   private skipped(durationMs = 0): PurgeResult {
     return { deleted: 0, batches: 0, durationMs, skipped: true, finished: false };
   }
+}
+
+/**
+ * How a run failed, to follow "failed" in a log line or the CLI's message: what it had
+ * removed before the failure, if any batch committed, then why, e.g. " after removing 5000
+ * expired idempotency keys in 1.2 s: terminating connection due to administrator command".
+ */
+export function purgeFailureDetail(error: unknown): string {
+  const reason = error instanceof Error ? error.message : String(error);
+  if (!(error instanceof PurgeFailed) || error.partial.deleted === 0) return `: ${reason}`;
+  const { deleted, durationMs } = error.partial;
+  const noun = deleted === 1 ? 'key' : 'keys';
+  return ` after removing ${deleted} expired idempotency ${noun} in ${(durationMs / 1000).toFixed(1)} s: ${reason}`;
 }
 
 /** One line for logs and the CLI, e.g. "Purged 1234 expired idempotency keys in 0.8 s". */

@@ -9,7 +9,7 @@ import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/app-config';
 import { checkDatabaseSetup, dataSourceFor, dbOptions } from '../database/database-setup';
 import { resolveDatabase } from '../database/resolve-database';
-import { describePurge, IdempotencyPurgeService } from './idempotency-purge.service';
+import { describePurge, IdempotencyPurgeService, purgeFailureDetail } from './idempotency-purge.service';
 
 async function main(): Promise<void> {
   // stderr, so that stdout carries only the result.
@@ -32,6 +32,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`Purge failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  // What the run removed before it failed stays removed, and is said.
+  process.stderr.write(`Purge failed${purgeFailureDetail(error)}\n`);
   process.exit(1);
 });

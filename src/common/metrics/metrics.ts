@@ -121,8 +121,10 @@ export class Metrics {
     if (!result.skipped) this.purgeLastSuccess.set(now);
   }
 
-  recordPurgeFailure(): void {
+  /** A failed run; `deleted`: the rows its batches removed before the failure. */
+  recordPurgeFailure(deleted = 0): void {
     this.purgeRuns.inc({ result: 'failed' });
+    this.purgeDeletedRows.inc(deleted);
     this.purgeLastRun.set(Date.now() / 1000);
   }
 
