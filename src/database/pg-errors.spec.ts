@@ -1,5 +1,11 @@
 import { toErrorResponse } from '../common/errors/error-response';
-import { isClientTimeout, isDatabaseUnavailable, isStalePlan, unavailableReason } from './pg-errors';
+import {
+  isClientTimeout,
+  isDatabaseUnavailable,
+  isPermanentConnectFailure,
+  isStalePlan,
+  unavailableReason,
+} from './pg-errors';
 
 /** An error as pg reports one from the server: its message and SQLSTATE. */
 function serverError(message: string, code: string): Error {
@@ -55,6 +61,11 @@ describe('database errors', () => {
       /^could not be reached through the connection pooler/,
     ],
     ['no more connections allowed (max_client_conn)', '08P01', /^could not be reached through the connection pooler/],
+    ['server connection closed', '08P01', /^could not be reached through the connection pooler/],
+    ['invalid server parameter', '08P01', /^could not be reached through the connection pooler/],
+    // PgBouncer's own refusals, by its auth_file or auth_query and its [databases].
+    ['password authentication failed', '08P01', /^refused this service's credentials or database name$/],
+    ['no such database: kukopay', '08P01', /^refused this service's credentials or database name$/],
   ])('say why the database is unavailable, in fixed words (%s)', (message, code, reason) => {
     expect(unavailableReason(serverError(message, code))).toMatch(reason);
   });
@@ -85,6 +96,27 @@ describe('database errors', () => {
       expect(unavailableReason(error)).toEqual(reason);
     },
   );
+
+  it("take PgBouncer's own refusals as final at start-up and as 503 while serving; its passing failures as neither final nor bugs", () => {
+    for (const message of ['password authentication failed', 'no such database: kukopay', 'no such user']) {
+      const refused = serverError(message, '08P01');
+      // At start-up the driver's error arrives as the cause of TypeORM's or ours.
+      expect(
+        isPermanentConnectFailure(new Error('DATABASE_URL (app@pgbouncer:6432/kukopay)', { cause: refused })),
+      ).toBe(true);
+      expect(isDatabaseUnavailable(refused)).toBe(true);
+      expect(toErrorResponse(refused, 'req_6').status).toBe(503);
+    }
+    for (const message of [
+      'server login has been failing, cached error: password authentication failed (server_login_retry)',
+      'server connection closed',
+      'invalid server parameter',
+    ]) {
+      const passing = serverError(message, '08P01');
+      expect(isPermanentConnectFailure(passing)).toBe(false);
+      expect(toErrorResponse(passing, 'req_7').status).toBe(503);
+    }
+  });
 
   it('count a statement that got no answer in time as the database unavailable, one that stopped answering', () => {
     const late = new Error('Query read timeout');

@@ -76,6 +76,10 @@ const POOLER_UNAVAILABLE = new RegExp(
   [
     'server shutting down',
     'server conn crashed',
+    // Its write to a server connection that had just died; its settings for this client
+    // refused by a server that was dying (a backend terminated, PostgreSQL restarting).
+    'server connection closed',
+    'invalid server parameter',
     'query_wait_timeout',
     'cannot connect to server',
     'server login has been failing',
@@ -160,7 +164,7 @@ export function isStalePlan(error: unknown): boolean {
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerUnavailable(error)) return true;
+  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerUnavailable(error) || isPoolerRefusal(error)) return true;
   const message = error instanceof Error ? error.message : '';
   return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment));
 }
@@ -200,12 +204,12 @@ function anyCause(error: unknown, test: (each: Error) => boolean): boolean {
 }
 
 /**
- * The server refused the connection for a reason only its configuration can change
- * (REFUSED_CONNECTION_SQLSTATES), directly or as the cause of a start-up error: not worth
- * trying again at start-up.
+ * The server, or the pooler in front of it, refused the connection for a reason only its
+ * configuration can change (REFUSED_CONNECTION_SQLSTATES, POOLER_REFUSED), directly or as
+ * the cause of a start-up error: not worth trying again at start-up.
  */
 export function isRefusedConnection(error: unknown): boolean {
-  return anyCause(error, (each) => REFUSED_CONNECTION_SQLSTATES.has(codeOf(each) ?? ''));
+  return anyCause(error, (each) => REFUSED_CONNECTION_SQLSTATES.has(codeOf(each) ?? '') || isPoolerRefusal(each));
 }
 
 /**
@@ -221,6 +225,16 @@ export function unavailableReason(error: unknown): string {
     return 'could not be reached through the connection pooler: it cannot connect to the server, is full, or is stopping';
   }
   return LOST_OR_REFUSED;
+}
+
+/**
+ * PgBouncer's own refusals of who connects, or to what (its auth_file or auth_query, its
+ * [databases]), sent as protocol_violation (08P01) like everything it says.
+ */
+const POOLER_REFUSED = /^(no such database|no such user|password authentication failed|SASL authentication failed)/;
+
+function isPoolerRefusal(error: unknown): boolean {
+  return codeOf(error) === '08P01' && error instanceof Error && POOLER_REFUSED.test(error.message);
 }
 
 function isPoolerUnavailable(error: unknown): boolean {
