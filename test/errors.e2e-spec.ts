@@ -131,8 +131,9 @@ describe('the error contract (docs/errors.md)', () => {
       { 'Content-Type': 'x' },
       { 'Content-Type': ';' },
       { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Content-Length': '0' },
-      // Framed as chunked, so read, and empty: no body either, whatever coding it names.
+      // Framed as chunked, so read, and empty: no body either, whatever type or coding it names.
       { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', 'Transfer-Encoding': 'chunked' },
+      { 'Content-Type': 'x', 'Transfer-Encoding': 'chunked' },
     ]) {
       const order = await createOrder(t, merchant.testKey);
       const close = await t.http().post(`/v1/orders/${order.id}/close`).set('X-Api-Key', merchant.testKey).set(headers);

@@ -7,8 +7,14 @@ import { notJsonBody, routeNotFound, toErrorResponse } from '../errors/error-res
 import { parseJsonText } from '../validation/json-text';
 import { ApiResponse } from './api-response';
 import { Connections } from './connections';
-import { headerLines } from './header-lines';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
+import {
+  framesBody,
+  framingRefusal,
+  refuseCodings,
+  refuseSecondContentType,
+  settleContentType,
+} from './request-headers';
 import { sendApiResponse } from './send';
 
 export const MAX_BODY_BYTES = 64 * 1024;
@@ -139,10 +145,8 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       // sent without 100 too. The API key is checked with the request, after the body.
       const tooLarge = Number(request.headers['content-length']) > MAX_BODY_BYTES;
       if (this.connections.expectsContinue(request.raw) && !tooLarge) reply.raw.writeContinue();
-      // A write without a body needs no content type (docs/errors.md). One named anyway,
-      // even empty or unreadable (`Content-Type:`, `x`, `;`), is dropped here, where Fastify
-      // would refuse it 415 before any parser runs.
-      if (!framesBody(request.raw)) delete request.raw.headers['content-type'];
+      // Before Fastify reads it: it would refuse an unreadable one 415, body or not.
+      settleContentType(request.raw);
     });
     // A request already refused (its body timed out, then arrived after all) is never
     // served: its client was told nothing was done.
@@ -155,8 +159,8 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       try {
         // An empty body is no body, whatever type or coding it names.
         if ((body as Buffer).length > 0) {
-          refuseSecondContentType(request);
-          refuseCodings(request);
+          refuseSecondContentType(request.raw);
+          refuseCodings(request.raw);
         }
         done(null, parseJsonBody(request, body as Buffer));
       } catch (error) {
@@ -193,47 +197,6 @@ function unreadableUrlMessage(url: string): string {
 function withoutFragment(url: string): string {
   const hash = url.indexOf('#');
   return hash === -1 ? url : url.slice(0, hash);
-}
-
-/**
- * Node keeps the first of two Content-Type lines and drops the other, so a body labelled
- * both application/json and something else would be read as whichever came first. Its
- * type is unclear: refused, as two of any other header we read once are (RFC 9110 §5.3).
- */
-function refuseSecondContentType(request: FastifyRequest): void {
-  if (headerLines(request.raw.rawHeaders, 'content-type').length > 1) {
-    throw new DomainError(
-      'unsupported_media_type',
-      'The request has more than one Content-Type header: send one, application/json.',
-      'Content-Type',
-    );
-  }
-}
-
-/**
- * Bodies are read as sent: a compressed one (Content-Encoding: gzip …, or a transfer
- * coding beside chunked, `Transfer-Encoding: gzip, chunked`, which Node's parser
- * dechunks and otherwise ignores) would otherwise be parsed as if it were plain JSON, and
- * fail as invalid_json, or, worse, not fail.
- */
-function refuseCodings(request: FastifyRequest): void {
-  const encoding = request.headers['content-encoding']?.trim().toLowerCase();
-  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
-    throw new DomainError(
-      'unsupported_media_type',
-      `Content-Encoding ${encoding} is not supported: send the body uncompressed.`,
-      'Content-Encoding',
-    );
-  }
-  const codings = (request.headers['transfer-encoding'] ?? '').split(',').map((each) => each.trim().toLowerCase());
-  const other = codings.find((coding) => coding !== '' && coding !== 'chunked');
-  if (other !== undefined) {
-    throw new DomainError(
-      'unsupported_media_type',
-      `Transfer-Encoding ${other} is not supported: send the body uncompressed (chunked is fine).`,
-      'Transfer-Encoding',
-    );
-  }
 }
 
 // A leading byte order mark is kept in the text: the JSON parser ignores one
@@ -279,42 +242,4 @@ function answerClientError(late: { connections?: Connections }, error: Error & {
         ? new DomainError('request_timeout', 'The request did not arrive in time; the connection is closed.')
         : new DomainError('malformed_request', 'The request is not valid HTTP/1.1; the connection is closed.');
   late.connections!.refuse(socket, refusal);
-}
-
-/** Whether the request says a body follows (a length above zero, or a transfer coding). */
-function framesBody(request: IncomingMessage): boolean {
-  return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
-}
-
-/**
- * `uri-host [ ":" port ]` (RFC 9112 §3.2, RFC 3986 §3.2.2): an IP literal in brackets, or a
- * name of unreserved, sub-delimiter and percent-encoded characters (an IPv4 address is
- * one), then a port of at most 65535, as an absolute-form URL's is read.
- */
-const HOST_VALUE = /^(?:\[[0-9A-Za-z:._~!$&'()*+,;=-]+\]|(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*)(?::(\d*))?$/;
-
-function isHostValue(host: string): boolean {
-  const match = HOST_VALUE.exec(host);
-  return match !== null && (match[1] === undefined || match[1] === '' || Number(match[1]) <= 65535);
-}
-
-/**
- * What Node's parser lets through but HTTP/1.1 does not: exactly one Host header with a
- * valid value (RFC 9112 §3.2), and never Content-Length beside Transfer-Encoding (§6.1), which Node refuses for
- * a coding but not for an empty value. Two ways to frame one body are how requests get
- * smuggled past a proxy that reads the other one.
- */
-function framingRefusal(request: IncomingMessage): DomainError | null {
-  if (request.headers['transfer-encoding'] !== undefined && request.headers['content-length'] !== undefined) {
-    return new DomainError('malformed_request', 'The request has both Transfer-Encoding and Content-Length.');
-  }
-  const hosts = headerLines(request.rawHeaders, 'host').length;
-  if (hosts > 1) return new DomainError('malformed_request', 'The request has more than one Host header.');
-  if (hosts === 1 && !isHostValue(request.headers.host!)) {
-    return new DomainError('malformed_request', 'The Host header is not a host name or address with an optional port.');
-  }
-  if (hosts === 0 && request.httpVersion === '1.1') {
-    return new DomainError('malformed_request', 'An HTTP/1.1 request must have a Host header.');
-  }
-  return null;
 }
