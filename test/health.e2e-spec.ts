@@ -1,5 +1,5 @@
 import { startClusterProcess } from './support/cluster-client.cjs';
-import { createTestDatabase } from './support/database';
+import { createTestDatabase, databaseEnv } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant } from './support/factories';
 import { startTestApp } from './support/test-app';
@@ -46,14 +46,24 @@ describe('health and a lost database (docs/operations.md)', () => {
       const merchant = await createMerchant(t);
       await db.drop();
 
-      const api = await t.http().get('/v1/account').set('X-Api-Key', merchant.testKey);
-      expectError(api, 503, 'service_unavailable');
-      expect(api.headers['retry-after']).toBe('1');
+      // The first may meet a pooled connection the drop ended; the next ones need new ones.
+      const behindPooler = databaseEnv(db.url).DATABASE_POOL_MODE === 'transaction';
+      for (let attempt = 0; attempt < 3; attempt += 1) {
+        const api = await t.http().get('/v1/account').set('X-Api-Key', merchant.testKey);
+        expectError(api, 503, 'service_unavailable');
+        expect(api.headers['retry-after']).toBe('1');
+        // Directly, PostgreSQL's refusal, and nothing ran; behind a pooler, the pooler's
+        // first answer may be that refusal and its later ones its cached login failure.
+        if (attempt > 0 && !behindPooler) {
+          expect(api.body.message).toMatch(/^The database refused this service's connection/);
+        }
+      }
       const notReady = await t.http().get('/health/ready');
       expectError(notReady, 503, 'service_unavailable');
-      // Directly, PostgreSQL's refusal; behind a pooler, the pooler's.
       expect(notReady.body.message).toMatch(
-        /^The database (refused this service's credentials or database name|could not be reached through the connection pooler)/,
+        behindPooler
+          ? /^The database (refused this service's credentials or database name|could not be reached through the connection pooler)/
+          : /^The database refused this service's credentials or database name/,
       );
     } finally {
       await t.app.close();

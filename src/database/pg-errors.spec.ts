@@ -98,14 +98,24 @@ describe('database errors', () => {
   );
 
   it("take PgBouncer's own refusals as final at start-up and as 503 while serving; its passing failures as neither final nor bugs", () => {
-    for (const message of ['password authentication failed', 'no such database: kukopay', 'no such user']) {
+    for (const message of [
+      'password authentication failed',
+      'no such database: kukopay',
+      'no such user',
+      // PostgreSQL's refusals as PgBouncer before 1.20 relays them.
+      'database "kukopay" does not exist',
+      'no pg_hba.conf entry for host "10.0.0.5", user "app", database "kukopay", no encryption',
+    ]) {
       const refused = serverError(message, '08P01');
       // At start-up the driver's error arrives as the cause of TypeORM's or ours.
       expect(
         isPermanentConnectFailure(new Error('DATABASE_URL (app@pgbouncer:6432/kukopay)', { cause: refused })),
       ).toBe(true);
       expect(isDatabaseUnavailable(refused)).toBe(true);
-      expect(toErrorResponse(refused, 'req_6').status).toBe(503);
+      const response = toErrorResponse(refused, 'req_6');
+      expect(response.status).toBe(503);
+      expect(response.json).toContain('refused this service');
+      expect(response.json).toContain('nothing was changed');
     }
     for (const message of [
       'server login has been failing, cached error: password authentication failed (server_login_retry)',
@@ -116,6 +126,13 @@ describe('database errors', () => {
       expect(isPermanentConnectFailure(passing)).toBe(false);
       expect(toErrorResponse(passing, 'req_7').status).toBe(503);
     }
+  });
+
+  it('take a TLS handshake refused (no TLS on that port, a client certificate asked for) as final and as 503', () => {
+    const handshake = serverError('wrong version number', 'ERR_SSL_WRONG_VERSION_NUMBER');
+    expect(isPermanentConnectFailure(new Error('DATABASE_URL (app@db:5432/kukopay)', { cause: handshake }))).toBe(true);
+    expect(toErrorResponse(handshake, 'req_8').status).toBe(503);
+    expect(unavailableReason(handshake)).toMatch(/^failed the TLS handshake/);
   });
 
   it('count a statement that got no answer in time as the database unavailable, one that stopped answering', () => {

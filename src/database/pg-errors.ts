@@ -32,8 +32,27 @@ const CERTIFICATE_REFUSED_CODES = new Set([
   'PATH_LENGTH_EXCEEDED',
   'CERT_CHAIN_TOO_LONG',
   'HOSTNAME_MISMATCH',
+  'UNABLE_TO_DECRYPT_CERT_SIGNATURE',
+  'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD',
+  'UNABLE_TO_GET_CRL',
+  'UNABLE_TO_DECRYPT_CRL_SIGNATURE',
+  'CRL_SIGNATURE_FAILURE',
+  'CRL_NOT_YET_VALID',
+  'CRL_HAS_EXPIRED',
+  'ERROR_IN_CRL_LAST_UPDATE_FIELD',
+  'ERROR_IN_CRL_NEXT_UPDATE_FIELD',
   'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_TLS_CERT_ALTNAME_FORMAT',
 ]);
+/**
+ * OpenSSL's refusals of the handshake itself (Node's `ERR_SSL_…` codes): TLS asked of a
+ * port that does not speak it, a client certificate the server asks for and is not sent.
+ */
+const TLS_HANDSHAKE_CODE_PREFIX = 'ERR_SSL_';
+const TLS_HANDSHAKE_FAILED =
+  'failed the TLS handshake: it does not speak TLS on that port, or asks for a client certificate this service does not send';
 const REFUSED_CREDENTIALS = "refused this service's credentials or database name";
 const REFUSED_CERTIFICATE =
   'offered a TLS certificate this service refuses: not from an authority it trusts (sslrootcert), expired, or for another host';
@@ -164,7 +183,8 @@ export function isStalePlan(error: unknown): boolean {
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerUnavailable(error) || isPoolerRefusal(error)) return true;
+  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerUnavailable(error) || isConnectionRefusal(error))
+    return true;
   const message = error instanceof Error ? error.message : '';
   return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment));
 }
@@ -184,17 +204,27 @@ const NO_TLS_MESSAGE = 'The server does not support SSL connections';
  * says it once instead of retrying.
  */
 export function isPermanentConnectFailure(error: unknown): boolean {
-  return (
-    isRefusedConnection(error) ||
-    anyCause(error, (each) => {
-      const code = codeOf(each) ?? '';
-      return (
-        REFUSED_OPTION_SQLSTATES.has(code) ||
-        CERTIFICATE_REFUSED_CODES.has(code) ||
-        each.message.includes(NO_TLS_MESSAGE)
-      );
-    })
+  return anyCause(
+    error,
+    (each) =>
+      isConnectionRefusal(each) ||
+      REFUSED_OPTION_SQLSTATES.has(codeOf(each) ?? '') ||
+      each.message.includes(NO_TLS_MESSAGE),
   );
+}
+
+/**
+ * A new connection refused: the server or the pooler refused who connects or to what
+ * (isRefusedConnection), or TLS refused the server's certificate or the handshake.
+ * Nothing was sent on it, so nothing ran.
+ */
+export function isConnectionRefusal(error: unknown): boolean {
+  return isRefusedConnection(error) || isTlsRefusal(error);
+}
+
+function isTlsRefusal(error: unknown): boolean {
+  const code = codeOf(error) ?? '';
+  return CERTIFICATE_REFUSED_CODES.has(code) || code.startsWith(TLS_HANDSHAKE_CODE_PREFIX);
 }
 
 /** Whether the error, or any error in its chain of causes, is one `test` accepts. */
@@ -220,6 +250,7 @@ export function unavailableReason(error: unknown): string {
   const known = UNAVAILABLE_CODES.get(codeOf(error) ?? '');
   if (known) return known;
   if (isRefusedConnection(error)) return REFUSED_CREDENTIALS;
+  if (isTlsRefusal(error)) return TLS_HANDSHAKE_FAILED;
   if (isClientTimeout(error)) return 'stopped answering: frozen, overloaded, or cut off by the network';
   if (isPoolerUnavailable(error)) {
     return 'could not be reached through the connection pooler: it cannot connect to the server, is full, or is stopping';
@@ -231,7 +262,23 @@ export function unavailableReason(error: unknown): string {
  * PgBouncer's own refusals of who connects, or to what (its auth_file or auth_query, its
  * [databases]), sent as protocol_violation (08P01) like everything it says.
  */
-const POOLER_REFUSED = /^(no such database|no such user|password authentication failed|SASL authentication failed)/;
+const POOLER_REFUSED = new RegExp(
+  '^(' +
+    [
+      'no such database',
+      'no such user',
+      'password authentication failed',
+      'SASL authentication failed',
+      'server login failed: wrong password type',
+      // PostgreSQL's own refusals, which PgBouncer before 1.20 relays as 08P01 too
+      // (in English, as PostgreSQL's lc_messages writes them by default).
+      'database ".*" does not exist',
+      'role ".*" does not exist',
+      'no pg_hba\\.conf entry',
+      'pg_hba\\.conf rejects',
+    ].join('|') +
+    ')',
+);
 
 function isPoolerRefusal(error: unknown): boolean {
   return codeOf(error) === '08P01' && error instanceof Error && POOLER_REFUSED.test(error.message);

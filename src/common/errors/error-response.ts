@@ -1,6 +1,12 @@
 import { HttpException } from '@nestjs/common';
 import { ApiResponse } from '../http/api-response';
-import { isDatabaseBusy, isDatabaseUnavailable, isSerializationFailure, isStalePlan } from '../../database/pg-errors';
+import {
+  isConnectionRefusal,
+  isDatabaseBusy,
+  isDatabaseUnavailable,
+  isSerializationFailure,
+  isStalePlan,
+} from '../../database/pg-errors';
 import { DomainError, serviceUnavailable } from './domain-error';
 import { ERROR_CATALOG, ErrorCode } from './error-catalog';
 
@@ -56,6 +62,12 @@ export function toDomainError(exception: unknown): DomainError {
   if (isDatabaseBusy(exception)) {
     return serviceUnavailable(
       `The database is too busy to serve this request now; nothing was changed, ${RETRY_ADVICE}`,
+    );
+  }
+  // A new connection refused (credentials, database name, TLS): nothing was sent on it.
+  if (isConnectionRefusal(exception)) {
+    return serviceUnavailable(
+      `The database refused this service's connection (its credentials, database name or TLS); nothing was changed, ${RETRY_ADVICE}`,
     );
   }
   // Unreachable before anything was sent, nothing ran; a connection that broke while a
