@@ -76,7 +76,8 @@ export class IdempotencyPurgeScheduler implements OnApplicationBootstrap, Before
       this.logger.error({
         msg: `The purge of expired idempotency keys failed${purgeFailureDetail(error)}`,
         deleted,
-        error: String(error),
+        // The database's own error, not the wrapper that carries the count.
+        error: String(error instanceof PurgeFailed ? error.cause : error),
       });
     }
   }

@@ -54,6 +54,8 @@ interface RunSoFar {
  * it removed stays removed, and is reported with the failure rather than lost in it.
  */
 export class PurgeFailed extends Error {
+  override readonly name = 'PurgeFailed';
+
   constructor(
     readonly partial: PurgeResult,
     cause: unknown,
@@ -83,7 +85,8 @@ export class IdempotencyPurgeService {
   }
 
   async purge(signal?: AbortSignal): Promise<PurgeResult> {
-    // Counted as batches commit, so that a failure can say what was removed before it.
+    // Counted as batches commit, so that a failure can say what was removed before it;
+    // the run's time (and its budget) counts from here, the wait for a connection included.
     const run: RunSoFar = { started: performance.now(), deleted: 0, batches: 0 };
     try {
       return await (this.db.mode === 'transaction'

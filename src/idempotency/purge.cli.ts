@@ -26,9 +26,14 @@ async function main(): Promise<void> {
     const result = await IdempotencyPurgeService.on(dataSource, options).purge();
     process.stdout.write(`${describePurge(result)}\n`);
   } finally {
-    if (dataSource.isInitialized) await dataSource.destroy();
-    await embedded?.stop();
+    // Letting go of the database must not hide the purge's own outcome (or what it removed).
+    if (dataSource.isInitialized) await dataSource.destroy().catch(warnNotClosed);
+    await embedded?.stop().catch(warnNotClosed);
   }
+}
+
+function warnNotClosed(error: unknown): void {
+  process.stderr.write(`Could not close the database connection cleanly: ${String(error)}\n`);
 }
 
 main().catch((error: unknown) => {
