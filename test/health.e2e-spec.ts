@@ -1,5 +1,5 @@
 import { startClusterProcess } from './support/cluster-client.cjs';
-import { createTestDatabase, databaseEnv } from './support/database';
+import { createTestDatabase } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant } from './support/factories';
 import { startTestApp } from './support/test-app';
@@ -37,36 +37,34 @@ describe('health and a lost database (docs/operations.md)', () => {
     }
   });
 
-  it('answers 503, and readiness says why, when the database refuses new connections while serving', async () => {
-    // Here the database is dropped; a password rotated on one side only, or a certificate
-    // that expired, refuses new connections the same way: the request ran nothing.
-    const db = await createTestDatabase();
-    const t = await startTestApp({}, db);
-    try {
-      const merchant = await createMerchant(t);
-      await db.drop();
+  // Directly only: behind PgBouncer, a refused server login is the pooler's to answer, at
+  // once (1.24) or after its own retries, about a minute (1.18 with a wildcard database);
+  // pg-errors.spec.ts covers its words.
+  const direct = process.env.KUKO_TEST_POOLER === undefined;
+  (direct ? it : it.skip)(
+    'answers 503, and readiness says why, when the database refuses new connections while serving',
+    async () => {
+      // Here the database is dropped; a password rotated on one side only, or a certificate
+      // that expired, refuses new connections the same way: the request ran nothing.
+      const db = await createTestDatabase();
+      const t = await startTestApp({}, db);
+      try {
+        const merchant = await createMerchant(t);
+        await db.drop();
 
-      // The first may meet a pooled connection the drop ended; the next ones need new ones.
-      const behindPooler = databaseEnv(db.url).DATABASE_POOL_MODE === 'transaction';
-      for (let attempt = 0; attempt < 3; attempt += 1) {
-        const api = await t.http().get('/v1/account').set('X-Api-Key', merchant.testKey);
-        expectError(api, 503, 'service_unavailable');
-        expect(api.headers['retry-after']).toBe('1');
-        // Directly, PostgreSQL's refusal, and nothing ran; behind a pooler, the pooler's
-        // first answer may be that refusal and its later ones its cached login failure.
-        if (attempt > 0 && !behindPooler) {
-          expect(api.body.message).toMatch(/^The database refused this service's connection/);
+        // The first may meet a pooled connection the drop ended; the next ones need new ones.
+        for (let attempt = 0; attempt < 3; attempt += 1) {
+          const api = await t.http().get('/v1/account').set('X-Api-Key', merchant.testKey);
+          expectError(api, 503, 'service_unavailable');
+          expect(api.headers['retry-after']).toBe('1');
+          if (attempt > 0) expect(api.body.message).toMatch(/^The database refused this service's connection/);
         }
+        const notReady = await t.http().get('/health/ready');
+        expectError(notReady, 503, 'service_unavailable');
+        expect(notReady.body.message).toMatch(/^The database refused this service's credentials or database name/);
+      } finally {
+        await t.app.close();
       }
-      const notReady = await t.http().get('/health/ready');
-      expectError(notReady, 503, 'service_unavailable');
-      expect(notReady.body.message).toMatch(
-        behindPooler
-          ? /^The database (refused this service's credentials or database name|could not be reached through the connection pooler)/
-          : /^The database refused this service's credentials or database name/,
-      );
-    } finally {
-      await t.app.close();
-    }
-  });
+    },
+  );
 });
