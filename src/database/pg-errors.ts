@@ -183,8 +183,8 @@ export function isStalePlan(error: unknown): boolean {
 }
 
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerUnavailable(error) || isConnectionRefusal(error))
-    return true;
+  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerUnavailable(error)) return true;
+  if (isConnectionRefusal(error) || isTlsFailure(error)) return true;
   const message = error instanceof Error ? error.message : '';
   return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment));
 }
@@ -208,6 +208,7 @@ export function isPermanentConnectFailure(error: unknown): boolean {
     error,
     (each) =>
       isConnectionRefusal(each) ||
+      isTlsFailure(each) ||
       REFUSED_OPTION_SQLSTATES.has(codeOf(each) ?? '') ||
       each.message.includes(NO_TLS_MESSAGE),
   );
@@ -215,16 +216,20 @@ export function isPermanentConnectFailure(error: unknown): boolean {
 
 /**
  * A new connection refused: the server or the pooler refused who connects or to what
- * (isRefusedConnection), or TLS refused the server's certificate or the handshake.
- * Nothing was sent on it, so nothing ran.
+ * (isRefusedConnection), or TLS refused the server's certificate. Each happens only while
+ * a connection opens, before anything is sent on it, so nothing ran.
  */
 export function isConnectionRefusal(error: unknown): boolean {
-  return isRefusedConnection(error) || isTlsRefusal(error);
+  return isRefusedConnection(error) || CERTIFICATE_REFUSED_CODES.has(codeOf(error) ?? '');
 }
 
-function isTlsRefusal(error: unknown): boolean {
-  const code = codeOf(error) ?? '';
-  return CERTIFICATE_REFUSED_CODES.has(code) || code.startsWith(TLS_HANDSHAKE_CODE_PREFIX);
+/**
+ * OpenSSL's own failures (TLS_HANDSHAKE_CODE_PREFIX): mostly a refused handshake, but one
+ * can also end a connection already in use, so it is not counted as refused before
+ * anything ran.
+ */
+function isTlsFailure(error: unknown): boolean {
+  return (codeOf(error) ?? '').startsWith(TLS_HANDSHAKE_CODE_PREFIX);
 }
 
 /** Whether the error, or any error in its chain of causes, is one `test` accepts. */
@@ -250,7 +255,7 @@ export function unavailableReason(error: unknown): string {
   const known = UNAVAILABLE_CODES.get(codeOf(error) ?? '');
   if (known) return known;
   if (isRefusedConnection(error)) return REFUSED_CREDENTIALS;
-  if (isTlsRefusal(error)) return TLS_HANDSHAKE_FAILED;
+  if (isTlsFailure(error)) return TLS_HANDSHAKE_FAILED;
   if (isClientTimeout(error)) return 'stopped answering: frozen, overloaded, or cut off by the network';
   if (isPoolerUnavailable(error)) {
     return 'could not be reached through the connection pooler: it cannot connect to the server, is full, or is stopping';
