@@ -21,18 +21,10 @@ describe('the Host header (RFC 9112 §3.2)', () => {
     expect(isHostValue(host)).toBe(true);
   });
 
-  it.each([
-    'a b',
-    '[::1',
-    '::1',
-    '[zz]',
-    '[:::::]',
-    'x:99999',
-    'x:65536',
-    'user@host',
-    'café.example',
-    'x:8a',
-  ])('refuses %j', (host) => {
-    expect(isHostValue(host)).toBe(false);
-  });
+  it.each(['a b', '[::1', '::1', '[zz]', '[:::::]', 'x:99999', 'x:65536', 'user@host', 'café.example', 'x:8a'])(
+    'refuses %j',
+    (host) => {
+      expect(isHostValue(host)).toBe(false);
+    },
+  );
 });
