@@ -1,8 +1,9 @@
-import { ChildProcess, spawn, SpawnOptions, spawnSync } from 'node:child_process';
+import { ChildProcess, execFile, spawn, SpawnOptions, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { Client } from 'pg';
 import { ADVISORY_LOCKS, lockArgs } from '../src/database/advisory-locks';
 import { freePort, isAlive } from '../src/database/embedded-postgres';
@@ -18,6 +19,15 @@ describe('start-up (docs/operations.md)', () => {
       encoding: 'utf8',
       timeout: 20000,
     });
+  /** The same without blocking this process; resolves with the exit code and output either way. */
+  const startAsync = (env: Record<string, string>) =>
+    promisify(execFile)(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
+      env: { ...process.env, DATABASE_URL: '', ...env },
+      timeout: 20000,
+    }).then(
+      (done) => ({ code: 0, ...done }),
+      (failed: { code: number; stdout: string; stderr: string }) => failed,
+    );
 
   it('stops with a message naming the variable when the configuration is bad', () => {
     const result = start({ PORT: 'eighty' });
@@ -88,15 +98,12 @@ describe('start-up (docs/operations.md)', () => {
     try {
       writeFileSync(join(dir, 'ca.pem'), certificate.cert);
       const query = sslmode.replace('CERT', encodeURIComponent(join(dir, 'ca.pem')));
-      const child = spawn(process.execPath, [join(__dirname, '..', 'dist', 'main.js')], {
-        env: { ...process.env, DATABASE_URL: `postgres://app@127.0.0.1:${server.port}/kukopay?sslmode=${query}` },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      // Asynchronously, unlike start(): the fake server answers from this process.
+      const result = await startAsync({
+        DATABASE_URL: `postgres://app@127.0.0.1:${server.port}/kukopay?sslmode=${query}`,
       });
-      let output = '';
-      child.stdout.on('data', (chunk) => (output += chunk));
-      child.stderr.on('data', (chunk) => (output += chunk));
-      const status = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-      expect(status).toBe(1);
+      expect(result.code).toBe(1);
+      const output = `${result.stdout}${result.stderr}`;
       expect(output).toMatch(/Failed to start: DATABASE_URL \(app@127\.0\.0\.1:\d+\/kukopay\): /);
       expect(output).toMatch(reason);
       expect(output).not.toMatch(/Retrying/);
