@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { AppConfig } from '../config/app-config';
 import { EmbeddedDatabase, startEmbeddedPostgres } from './embedded-postgres';
+import { within } from './within';
 
 export interface ResolvedDatabase {
   url: string;
@@ -34,10 +35,8 @@ export class StartingDatabase {
   }
 
   async stop(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const gaveUp = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), STARTING_WAIT_MS)));
-    const resolved = await Promise.race([this.resolving?.catch(() => null) ?? null, gaveUp]);
-    clearTimeout(timer);
+    const starting = this.resolving?.catch(() => null) ?? Promise.resolve(null);
+    const resolved = await within(starting, STARTING_WAIT_MS, () => null);
     await resolved?.embedded?.stop();
   }
 }
