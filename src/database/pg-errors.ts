@@ -182,11 +182,9 @@ export function isStalePlan(error: unknown): boolean {
   return routine === 'RevalidateCachedQuery' || error.message.includes('cached plan must not change result type');
 }
 
+/** The database cannot serve now but may soon: the request answers 503 with Retry-After. */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  if (UNAVAILABLE_CODES.has(codeOf(error) ?? '') || isPoolerUnavailable(error)) return true;
-  if (isConnectionRefusal(error) || isTlsFailure(error)) return true;
-  const message = error instanceof Error ? error.message : '';
-  return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment));
+  return unavailability(error) !== null;
 }
 
 /**
@@ -244,7 +242,10 @@ function anyCause(error: unknown, test: (each: Error) => boolean): boolean {
  * the cause of a start-up error: not worth trying again at start-up.
  */
 export function isRefusedConnection(error: unknown): boolean {
-  return anyCause(error, (each) => REFUSED_CONNECTION_SQLSTATES.has(codeOf(each) ?? '') || isPoolerRefusal(each));
+  return anyCause(
+    error,
+    (each) => REFUSED_CONNECTION_SQLSTATES.has(codeOf(each) ?? '') || poolerSays(each, POOLER_REFUSED),
+  );
 }
 
 /**
@@ -252,15 +253,24 @@ export function isRefusedConnection(error: unknown): boolean {
  * check's 503): fixed phrases, never an address, a user name or SQL.
  */
 export function unavailableReason(error: unknown): string {
+  return unavailability(error) ?? LOST_OR_REFUSED;
+}
+
+/**
+ * The one classification behind both: the reason the database cannot serve now, or null
+ * when the error is not of that kind (a bug, or a refusal of the request itself).
+ */
+function unavailability(error: unknown): string | null {
   const known = UNAVAILABLE_CODES.get(codeOf(error) ?? '');
   if (known) return known;
   if (isRefusedConnection(error)) return REFUSED_CREDENTIALS;
   if (isTlsFailure(error)) return TLS_HANDSHAKE_FAILED;
   if (isClientTimeout(error)) return 'stopped answering: frozen, overloaded, or cut off by the network';
-  if (isPoolerUnavailable(error)) {
+  if (poolerSays(error, POOLER_UNAVAILABLE)) {
     return 'could not be reached through the connection pooler: it cannot connect to the server, is full, or is stopping';
   }
-  return LOST_OR_REFUSED;
+  const message = error instanceof Error ? error.message : '';
+  return UNAVAILABLE_MESSAGES.some((fragment) => message.includes(fragment)) ? LOST_OR_REFUSED : null;
 }
 
 /**
@@ -285,12 +295,9 @@ const POOLER_REFUSED = new RegExp(
     ')',
 );
 
-function isPoolerRefusal(error: unknown): boolean {
-  return codeOf(error) === '08P01' && error instanceof Error && POOLER_REFUSED.test(error.message);
-}
-
-function isPoolerUnavailable(error: unknown): boolean {
-  return codeOf(error) === '08P01' && error instanceof Error && POOLER_UNAVAILABLE.test(error.message);
+/** PgBouncer said it (protocol_violation, 08P01, is all it sends) in words `pattern` matches. */
+function poolerSays(error: unknown, pattern: RegExp): boolean {
+  return codeOf(error) === '08P01' && error instanceof Error && pattern.test(error.message);
 }
 
 /**
