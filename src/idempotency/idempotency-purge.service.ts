@@ -182,16 +182,17 @@ export class IdempotencyPurgeService {
 export function purgeFailureDetail(error: unknown): string {
   const reason = error instanceof Error ? error.message : String(error);
   if (!(error instanceof PurgeFailed) || error.partial.deleted === 0) return `: ${reason}`;
-  const { deleted, durationMs } = error.partial;
-  const noun = deleted === 1 ? 'key' : 'keys';
-  return ` after removing ${deleted} expired idempotency ${noun} in ${(durationMs / 1000).toFixed(1)} s: ${reason}`;
+  return ` after removing ${removed(error.partial)}: ${reason}`;
 }
 
 /** One line for logs and the CLI, e.g. "Purged 1234 expired idempotency keys in 0.8 s". */
 export function describePurge(result: PurgeResult): string {
   if (result.skipped) return 'Skipped the purge of expired idempotency keys: another instance is running one';
-  const seconds = (result.durationMs / 1000).toFixed(1);
-  const noun = result.deleted === 1 ? 'key' : 'keys';
-  const summary = `Purged ${result.deleted} expired idempotency ${noun} in ${seconds} s`;
+  const summary = `Purged ${removed(result)}`;
   return result.finished ? summary : `${summary}; stopped early, the rest is left for the next run`;
+}
+
+/** "1234 expired idempotency keys in 0.8 s" */
+function removed({ deleted, durationMs }: PurgeResult): string {
+  return `${deleted} expired idempotency ${deleted === 1 ? 'key' : 'keys'} in ${(durationMs / 1000).toFixed(1)} s`;
 }
