@@ -1,4 +1,4 @@
-import { Metrics } from './metrics';
+import { DATABASE_GAUGE_WAIT_MS, Metrics } from './metrics';
 
 const IDLE_POOL = () => ({ size: 20, total: 0, idle: 0, waiting: 0 });
 
@@ -40,6 +40,38 @@ describe('Metrics', () => {
     const second = await metrics.registry.metrics();
     expect(value(second, 'kukopay_notification_oldest_pending_age_seconds')).toBe(0);
     expect(reads).toBe(2);
+  });
+
+  it('waits at most DATABASE_GAUGE_WAIT_MS for a query, keeps the last values, and joins one still running', async () => {
+    jest.useFakeTimers();
+    try {
+      const metrics = new Metrics(IDLE_POOL);
+      const answers: ((row: { pending: number }) => void)[] = [];
+      metrics.gaugesFromQuery(
+        () => new Promise<{ pending: number }>((resolve) => answers.push(resolve)),
+        [{ name: 'notifications_pending', help: 'pending', pick: (row) => row.pending }],
+      );
+      const scrape = async () => {
+        const text = metrics.registry.metrics();
+        await jest.advanceTimersByTimeAsync(DATABASE_GAUGE_WAIT_MS);
+        return text;
+      };
+      const first = scrape();
+      answers[0]!({ pending: 5 });
+      expect(value(await first, 'kukopay_notifications_pending')).toBe(5);
+      // The database stops answering: each scrape still ends, with the last value, and asks
+      // the database once, not once per scrape.
+      expect(value(await scrape(), 'kukopay_notifications_pending')).toBe(5);
+      expect(value(await scrape(), 'kukopay_notifications_pending')).toBe(5);
+      expect(answers).toHaveLength(2);
+      answers[1]!({ pending: 7 });
+      await jest.advanceTimersByTimeAsync(0);
+      const after = metrics.registry.metrics();
+      answers[2]!({ pending: 8 });
+      expect(value(await after, 'kukopay_notifications_pending')).toBe(8);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('exports the series of bounded label sets at 0 before anything happened', async () => {
