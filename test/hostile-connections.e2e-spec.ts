@@ -133,6 +133,8 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
   describe('requests Node would answer on its own, or drop', () => {
     it.each([
       ['HTTP/1.1 without Host', 'GET /health HTTP/1.1\r\n\r\n', 400, 'malformed_request'],
+      ['a request line naming HTTP/2.0', 'GET /health HTTP/2.0\r\nHost: x\r\n\r\n', 400, 'malformed_request'],
+      ['a request line naming HTTP/0.9', 'GET /health HTTP/0.9\r\n\r\n', 400, 'malformed_request'],
       ['two Host headers', 'GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', 400, 'malformed_request'],
       ['a Host with a space', 'GET /health HTTP/1.1\r\nHost: a b\r\n\r\n', 400, 'malformed_request'],
       ['a Host with an unclosed IP literal', 'GET /health HTTP/1.1\r\nHost: [::1\r\n\r\n', 400, 'malformed_request'],
@@ -174,6 +176,11 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
         const answer = await rawExchange(port, [`GET /health HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`]);
         expect({ host, status: answer.status }).toEqual({ host, status: 200 });
       }
+    });
+
+    it('serves HTTP/1.0, which needs no Host', async () => {
+      const answer = await rawExchange(port, ['GET /health HTTP/1.0\r\n\r\n']);
+      expect(answer.status).toBe(200);
     });
 
     it('answers a request whose client half-closes its side once it is sent, then closes', async () => {

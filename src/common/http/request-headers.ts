@@ -14,12 +14,19 @@ export function framesBody(request: IncomingMessage): boolean {
 }
 
 /**
- * What Node's parser lets through but HTTP/1.1 does not: exactly one Host header with a
- * valid value (RFC 9112 §3.2), and never Content-Length beside Transfer-Encoding (§6.1),
- * which Node refuses for a coding but not for an empty value. Two ways to frame one body
- * are how requests get smuggled past a proxy that reads the other one.
+ * What Node's parser lets through but HTTP/1.1 does not: a request line naming HTTP/2.0 or
+ * HTTP/0.9 (which it reads as if it were 1.x, where it refuses 1.2 or 3.0), exactly one Host
+ * header with a valid value (RFC 9112 §3.2), and never Content-Length beside
+ * Transfer-Encoding (§6.1), which Node refuses for a coding but not for an empty value. Two
+ * ways to frame one body are how requests get smuggled past a proxy that reads the other one.
  */
 export function framingRefusal(request: IncomingMessage): DomainError | null {
+  if (request.httpVersionMajor !== 1) {
+    return new DomainError(
+      'malformed_request',
+      `The request line names HTTP/${request.httpVersion}; this server speaks HTTP/1.1 and HTTP/1.0.`,
+    );
+  }
   if (request.headers['transfer-encoding'] !== undefined && request.headers['content-length'] !== undefined) {
     return new DomainError('malformed_request', 'The request has both Transfer-Encoding and Content-Length.');
   }
