@@ -98,10 +98,11 @@ function fromHttpException(exception: HttpException): DomainError {
       );
     case 416: {
       // `Content-Range: bytes */<length>` tells the client the file's length (RFC 9110 §15.5.17).
+      // The files' library refuses a range it cannot read (`bytes=abc`) the same way.
       const range = cause?.headers?.['Content-Range'];
       return new DomainError(
         'range_not_satisfiable',
-        'The requested Range lies outside the file.',
+        'The requested Range is not a byte range within the file (bytes=first-last, counted from 0).',
         'Range',
         range ? { 'Content-Range': range } : {},
       );
