@@ -3,6 +3,7 @@ import { connect } from 'node:net';
 import { Logger } from '@nestjs/common';
 import { SESSION_SETTINGS, withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
+import { SHARED_WRITE_SLOT_LOCK_CLASS } from '../src/database/advisory-locks';
 import { createTestDatabase, databaseEnv, lockWaiters, testServerUrl, waitForLockWaiters } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, createPaidOrder, orderBody, postOrder } from './support/factories';
@@ -10,6 +11,7 @@ import { startRelay } from './support/relay';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
 import { deliverEvent, paymentSucceeded, WEBHOOK_ENV } from './support/webhooks';
+import { pgBouncerBinary, startPgBouncer } from './support/pgbouncer.cjs';
 
 /**
  * For an app given settings in its URL: the run's databases set only the service's own
@@ -339,6 +341,96 @@ describe('production database settings (docs/operations.md)', () => {
     }
   }, 60_000);
 
+  (pgBouncerInstalled() ? it : it.skip)(
+    "lets one merchant's writes from two instances behind a small pooler pool pin only one instance's share of it",
+    async () => {
+      // Two instances of 12 connections (9 write slots, a tenant's share 6) behind a
+      // PgBouncer lending 12 server connections: without a share across instances, one
+      // merchant's refunds queued on its locked order pinned all 12, and every other
+      // merchant's request waited in PgBouncer until their lock_timeout.
+      const db = await createTestDatabase();
+      const direct = new URL(testServerUrl());
+      direct.pathname = new URL(db.url).pathname;
+      const bouncer = await startPgBouncer(direct.toString(), { poolSize: 12 });
+      const env = {
+        ...WEBHOOK_ENV,
+        DATABASE_POOL_MODE: 'transaction',
+        DATABASE_DIRECT_URL: direct.toString(),
+        DATABASE_POOL_ROLE_SETTINGS: 'off',
+        DATABASE_POOL_SIZE: '12',
+      };
+      const pooled = { ...db, url: bouncer.url };
+      const instances: TestApp[] = [];
+      const holder = await db.pool.connect();
+      try {
+        instances.push(await startTestApp(env, pooled), await startTestApp(env, pooled));
+        const [one, two] = instances as [TestApp, TestApp];
+        const [hot, other] = [await createMerchant(one, 'Hot'), await createMerchant(one, 'Other')];
+        const order = await createPaidOrder(one, hot.testKey);
+        const othersOrder = await createPaidOrder(one, other.testKey);
+        await holder.query('BEGIN');
+        await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
+
+        const refunds = [one, two].flatMap((instance) =>
+          Array.from({ length: 8 }, () =>
+            instance
+              .http()
+              .post('/v1/refunds')
+              .set('X-Api-Key', hot.testKey)
+              .set('Idempotency-Key', randomUUID())
+              .send({ order_id: order.id, amount: 10 }),
+          ),
+        );
+        const answered = Promise.all(refunds);
+        await waitForLockWaiters(db.pool, 6);
+        // Time for more to arrive, were they let through.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        expect(await lockWaiters(db.pool)).toBe(6);
+        const slots = await db.pool.query(
+          `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND granted`,
+          [SHARED_WRITE_SLOT_LOCK_CLASS],
+        );
+        expect(slots.rows[0].n).toBe(6);
+
+        // The other merchant reads and writes through either instance at once.
+        const started = Date.now();
+        for (const instance of [one, two]) {
+          expectSuccess(await instance.http().get('/v1/orders').set('X-Api-Key', other.testKey), 200);
+        }
+        const othersRefund = await two
+          .http()
+          .post('/v1/refunds')
+          .set('X-Api-Key', other.testKey)
+          .set('Idempotency-Key', randomUUID())
+          .send({ order_id: othersOrder.id, amount: 10 });
+        expectSuccess(othersRefund, 201);
+        expect(Date.now() - started).toBeLessThan(2500);
+
+        for (const response of await answered) {
+          expectError(response, 503, 'service_unavailable');
+          expect(response.headers['retry-after']).toBe('1');
+        }
+        await holder.query('ROLLBACK');
+        const refunded = await db.pool.query('SELECT amount_refunded::int AS n FROM orders WHERE id = $1', [order.id]);
+        expect(refunded.rows[0].n).toBe(0);
+        // Every slot was given back with its transaction: the merchant writes again.
+        const retry = await one
+          .http()
+          .post('/v1/refunds')
+          .set('X-Api-Key', hot.testKey)
+          .send({ order_id: order.id, amount: 10 });
+        expectSuccess(retry, 201);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        holder.release();
+        for (const instance of instances) await instance.close();
+        await bouncer.stop();
+        await db.drop();
+      }
+    },
+    60_000,
+  );
+
   it("lets a locked order's webhook deliveries hold up no other merchant's payments", async () => {
     // 8 connections: 6 write slots; a tenant may hold 4, the last 2 are kept for tenants holding none.
     const t = await startTestApp({ ...WEBHOOK_ENV, DATABASE_POOL_SIZE: '8' });
@@ -510,3 +602,13 @@ describe('production database settings (docs/operations.md)', () => {
     }
   });
 });
+
+/** Whether a PgBouncer can be started here (`pgbouncer` on the PATH, or KUKO_PGBOUNCER). */
+function pgBouncerInstalled(): boolean {
+  try {
+    pgBouncerBinary();
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -29,6 +29,13 @@ export type AdvisoryLock = (typeof ADVISORY_LOCKS)[keyof typeof ADVISORY_LOCKS];
  */
 export const REFUND_NUMBER_LOCK_CLASS = 0x4b555246;
 
+/**
+ * The classid ("KUWS") of a tenant's write slots shared by every instance behind a
+ * transaction pooler, whose objid is a hash of (tenant, slot): taken by the function
+ * kuko_take_write_slot (migration AddSharedWriteSlots), which holds the number itself.
+ */
+export const SHARED_WRITE_SLOT_LOCK_CLASS = 0x4b555753;
+
 /** SQL for the two-int lock of an out_refund_no, over three text parameters or expressions. */
 export function refundNumberLockArgs(merchant: string, environment: string, outRefundNo: string): string {
   return `${REFUND_NUMBER_LOCK_CLASS}, hashtext(${merchant} || '/' || ${environment} || '/' || ${outRefundNo})`;

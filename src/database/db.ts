@@ -14,13 +14,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { PoolClient, QueryConfig, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PoolMode } from '../config/app-config';
 import { ACQUIRE_TIMEOUT_MS, SESSION_SETTINGS } from './data-source-options';
 import { inlineStatement } from './inline-statement';
 import { literal } from './literal';
-import { DatabaseBusyError, isClientTimeout, isStalePlan } from './pg-errors';
+import { DatabaseBusyError, isClientTimeout, isSharedSlotTaken, isStalePlan } from './pg-errors';
 import { Slots } from './slots';
 
 /** A statement that pg prepares once per connection (plan cache), then executes by name. */
@@ -150,6 +151,15 @@ export class Db implements Connection {
    */
   private readonly writeSlots: Slots;
   /**
+   * Behind a transaction pooler every instance lends the same server connections, so the
+   * tenant's share of writeSlots no longer bounds what one tenant pins there: two instances
+   * could let it hold twice its share of the pooler's pool. So each transaction also takes
+   * one of the tenant's shared slots, that many per tenant across all instances (the
+   * function kuko_take_write_slot, sent with BEGIN), and waits in the process when none is
+   * free. 0 with session pooling, where each instance's connections are its own.
+   */
+  private readonly sharedSlotsPerTenant: number;
+  /**
    * Behind a transaction pooler, where startup options are refused, the settings go with
    * every BEGIN, and with every statement outside a transaction (see `autocommit`);
    * none where the role sets them (DbOptions.settingsOnRole).
@@ -173,7 +183,9 @@ export class Db implements Connection {
     this.pipelined = options.mode === 'transaction' && options.preparedStatements === true;
     this.size = options.poolSize;
     const slots = Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4));
-    this.writeSlots = new Slots(slots, Math.ceil(slots / 3));
+    const reserve = Math.ceil(slots / 3);
+    this.writeSlots = new Slots(slots, reserve);
+    this.sharedSlotsPerTenant = options.mode === 'transaction' ? Math.max(1, slots - reserve) : 0;
     this.settingsPerTransaction =
       options.mode === 'transaction' && !options.settingsOnRole
         ? [settingStatement(options.settings ?? SESSION_SETTINGS)]
@@ -270,7 +282,9 @@ export class Db implements Connection {
       return fn([]);
     }
     return this.inSlot(tenant, () =>
-      this.withConnection((client, discard) => this.runTransaction(client, discard, fn, opening)),
+      this.inSharedSlot(() =>
+        this.withConnection((client, discard) => this.runTransaction(client, discard, fn, opening, tenant)),
+      ),
     );
   }
 
@@ -308,11 +322,41 @@ export class Db implements Connection {
     }
   }
 
+  /**
+   * Runs a transaction (`start`) until it gets one of its tenant's shared slots, which it
+   * asks for with BEGIN (sharedSlotsPerTenant): a refusal comes before anything else of the
+   * transaction ran, and its connection goes back to the pool while it waits, so that
+   * other tenants' requests have it. The waits grow from 25 to 250 ms, with jitter, and
+   * end as a write slot's does, with a 503 after ACQUIRE_TIMEOUT_MS.
+   */
+  private async inSharedSlot<T>(start: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + ACQUIRE_TIMEOUT_MS;
+    for (let pause = 25; ; pause = Math.min(pause * 2, 250)) {
+      try {
+        return await start();
+      } catch (error) {
+        if (!isSharedSlotTaken(error)) throw error;
+      }
+      const wait = pause / 2 + Math.random() * (pause / 2);
+      if (Date.now() + wait > deadline) throw new DatabaseBusyError('no shared write slot in time');
+      this.waiting += 1;
+      await sleep(wait);
+      this.waiting -= 1;
+    }
+  }
+
+  /** The statement sent with BEGIN that takes one of the tenant's shared slots, or none. */
+  private sharedSlotClaim(tenant: string): string[] {
+    if (this.sharedSlotsPerTenant === 0) return [];
+    return [`SELECT kuko_take_write_slot(${literal(tenant)}, ${this.sharedSlotsPerTenant})`];
+  }
+
   private async runTransaction<T>(
     client: PoolClient,
     discard: () => void,
     fn: (openingRows: unknown[][]) => Promise<T>,
     opening: Batched[],
+    tenant: string,
   ): Promise<T> {
     const transaction: OpenTransaction = { client, closing: [] };
     let prepare: string[] = [];
@@ -322,7 +366,7 @@ export class Db implements Connection {
       if (opening.length > 0 && this.prepared.get(client) !== generation) {
         prepare = [...this.preparations.values()].map((statement) => preparation(this.fresh(statement, generation)));
       }
-      const begin = ['BEGIN', ...this.settingsPerTransaction];
+      const begin = ['BEGIN', ...this.settingsPerTransaction, ...this.sharedSlotClaim(tenant)];
       const opened = await this.send(client, [...prepare, ...begin, ...opening], generation);
       if (prepare.length > 0) this.prepared.set(client, generation);
       const openingRows = opened.slice(prepare.length + begin.length).map((each) => each.rows);

@@ -121,6 +121,11 @@ const POOL_TIMEOUT_MESSAGE = 'timeout exceeded when trying to connect';
 /** Thrown when a request waited too long for a write slot (Db): the database is busy. */
 export class DatabaseBusyError extends Error {}
 
+/** kuko_take_write_slot's refusal: every one of the tenant's shared write slots is held (Db). */
+export function isSharedSlotTaken(error: unknown): boolean {
+  return codeOf(error) === 'KUW01';
+}
+
 function codeOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const direct = (error as { code?: unknown }).code;

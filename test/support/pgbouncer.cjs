@@ -32,7 +32,8 @@ function pgBouncerBinary() {
   return { binary, version: `${major}.${minor}`, prepared: major > 1 || minor >= 21 };
 }
 
-async function startPgBouncer(upstreamUrl) {
+/** `poolSize`: PgBouncer's default_pool_size, the server connections it lends per database. */
+async function startPgBouncer(upstreamUrl, { poolSize = 40 } = {}) {
   const { binary, version, prepared } = pgBouncerBinary();
   const upstream = new URL(upstreamUrl);
   const port = await freePort();
@@ -54,7 +55,7 @@ async function startPgBouncer(upstreamUrl) {
       'auth_type = any',
       'pool_mode = transaction',
       'max_client_conn = 1000',
-      'default_pool_size = 40',
+      `default_pool_size = ${poolSize}`,
       // 0 (none kept) by default until 1.23; 1.24's own default is 200.
       ...(prepared ? ['max_prepared_statements = 200'] : []),
       // Drivers send these; PgBouncer would refuse the connection otherwise.
