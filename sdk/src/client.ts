@@ -45,7 +45,7 @@ export class KukoPay {
   }
 }
 
-/** An http(s) URL fetch can send to: it refuses one with a user name or password. */
+/** An http(s) URL fetch can send to (it refuses one with a user name or password), that paths can follow. */
 function checkBaseUrl(baseUrl: unknown): void {
   let url: URL | null = null;
   try {
@@ -56,5 +56,9 @@ function checkBaseUrl(baseUrl: unknown): void {
   if (url === null) throw new TypeError('baseUrl must be an http(s) URL.');
   if (url.username !== '' || url.password !== '') {
     throw new TypeError('baseUrl must not hold a user name or password: the API key is the credential.');
+  }
+  // Every path is appended to it: after a query or a fragment it would land there instead.
+  if (url.search !== '' || url.hash !== '' || /[?#]/.test(baseUrl as string)) {
+    throw new TypeError('baseUrl must be the address the API is served at, without a query or fragment.');
   }
 }

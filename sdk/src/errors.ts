@@ -113,7 +113,7 @@ export interface ErrorAnswer {
 
 /** The error for an answer that is not a success: by its `type`, or by status when the body is not ours. */
 export function errorFromAnswer({ status, headers, body, idempotencyKey }: ErrorAnswer): KukoPayError {
-  const requestId = headers['x-request-id'] ?? requestIdOf(body);
+  const requestId = headers['x-request-id'] || requestIdOf(body);
   if (isErrorBody(body)) {
     const param = body.param ?? null;
     const fields = { message: body.message, status, code: body.error, param, requestId, idempotencyKey, headers };
@@ -142,7 +142,8 @@ function isErrorBody(body: unknown): body is ApiErrorBody {
 }
 
 /** The body's request_id, when a proxy dropped the X-Request-Id header. */
-function requestIdOf(body: unknown): string | null {
+/** The body's `request_id`, for an answer whose X-Request-Id header a proxy dropped. */
+export function requestIdOf(body: unknown): string | null {
   const id = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).request_id : undefined;
   return typeof id === 'string' ? id : null;
 }

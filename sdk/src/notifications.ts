@@ -43,7 +43,10 @@ export function verify(
 }
 
 function toVerifiers(secrets: string | readonly string[]): Webhook[] {
-  const list = typeof secrets === 'string' ? [secrets] : [...secrets];
+  if (typeof secrets !== 'string' && !Array.isArray(secrets)) {
+    throw new TypeError('verify() needs the whsec_ secret, or an array of them, as its third argument.');
+  }
+  const list: unknown[] = typeof secrets === 'string' ? [secrets] : [...secrets];
   if (list.length === 0) throw new TypeError('verify() needs at least one whsec_ secret.');
   return list.map((secret) => {
     if (typeof secret !== 'string' || !/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) {
@@ -76,6 +79,9 @@ function signedHeaders(headers: NotificationHeaders): Record<(typeof SIGNED_HEAD
 }
 
 function headerReader(headers: NotificationHeaders): (name: string) => string | undefined {
+  if (typeof headers !== 'object' || headers === null) {
+    throw new TypeError("verify() needs the request's headers (an object, or a fetch Headers) as its second argument.");
+  }
   if (typeof headers.get === 'function') {
     const getter = headers as { get(name: string): string | null };
     return (name) => getter.get(name) ?? undefined;

@@ -18,6 +18,7 @@ import {
   KukoPayConnectionError,
   KukoPayError,
   KukoPayInvalidRequestError,
+  requestIdOf,
 } from './errors.ts';
 import { AttemptFailure, retryDecision } from './retry.ts';
 import { VERSION } from './version.ts';
@@ -75,8 +76,16 @@ export interface ApiRequest {
   options?: PostOptions;
 }
 
+/**
+ * An answer's body is read up to this many bytes. The API's largest (a page of 100 orders
+ * with their metadata) is well under 1 MiB; a larger one is no KukoPay answer (a proxy's
+ * page, a misdirected download), and reading it whole could exhaust the caller's memory.
+ */
+const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
 type AttemptResult =
-  | { status: number; headers: Record<string, string>; text: string }
+  /** `text` null: the body was larger than MAX_ANSWER_BYTES, and was not read further. */
+  | { status: number; headers: Record<string, string>; text: string | null }
   | { status: null; failure: AttemptFailure; error: unknown };
 
 const USER_AGENT = `kukopay-node/${VERSION} node/${process.version}`;
@@ -128,7 +137,7 @@ export class RequestSender {
         status: result.status,
         failure: result.status === null ? result.failure : null,
         headers: result.status === null ? {} : result.headers,
-        error: result.status === null ? null : errorCodeOf(result.text),
+        error: result.status === null || result.text === null ? null : errorCodeOf(result.text),
       };
       const decision = retryDecision(outcome, maxRetries);
       if (!decision.retry) throw this.failure(result, idempotencyKey, timeoutMs);
@@ -154,7 +163,7 @@ export class RequestSender {
     const signal = callerSignal ? AbortSignal.any([timeout, callerSignal]) : timeout;
     try {
       const response = await fetch(url, { ...init, signal, redirect: 'manual' });
-      const text = await response.text();
+      const text = await readAnswer(response);
       const headers: Record<string, string> = {};
       response.headers.forEach((value, name) => (headers[name] = value));
       return { status: response.status, headers, text };
@@ -168,22 +177,24 @@ export class RequestSender {
   }
 
   private success(
-    result: { status: number; headers: Record<string, string>; text: string },
+    result: { status: number; headers: Record<string, string>; text: string | null },
     idempotencyKey: string | null,
     attempts: number,
   ) {
+    const body = result.text === null ? undefined : parseJson(result.text);
     const lastResponse: LastResponse = {
       status: result.status,
-      requestId: result.headers['x-request-id'] ?? null,
+      requestId: result.headers['x-request-id'] || requestIdOf(body),
       idempotentReplayed: result.headers['idempotent-replayed'] === 'true',
       headers: result.headers,
       idempotencyKey,
       attempts,
     };
-    const body = parseJson(result.text);
-    if (typeof body !== 'object' || body === null || !('data' in body)) {
+    if (!isAnswer(body)) {
+      const what =
+        result.text === null ? `a body over ${MAX_ANSWER_BYTES} bytes` : 'a body that is not a KukoPay answer';
       throw new KukoPayAPIError({
-        message: `The server answered ${result.status} with a body that is not a KukoPay answer.`,
+        message: `The server answered ${result.status} with ${what}.`,
         status: result.status,
         code: null,
         param: null,
@@ -198,7 +209,7 @@ export class RequestSender {
   private failure(result: AttemptResult, idempotencyKey: string | null, timeoutMs: number): KukoPayError {
     if (result.status !== null) {
       const { status, headers, text } = result;
-      return errorFromAnswer({ status, headers, body: parseJson(text), idempotencyKey });
+      return errorFromAnswer({ status, headers, body: text === null ? undefined : parseJson(text), idempotencyKey });
     }
     const message =
       result.failure === 'timeout'
@@ -273,6 +284,35 @@ function tooLarge(body: string, idempotencyKey: string | null): KukoPayInvalidRe
     idempotencyKey,
     headers: {},
   });
+}
+
+/**
+ * The answer's body as text, as `response.text()` decodes it, or null past
+ * MAX_ANSWER_BYTES: the rest is not downloaded.
+ */
+async function readAnswer(response: Response): Promise<string | null> {
+  if (response.body === null) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > MAX_ANSWER_BYTES) {
+      await response.body.cancel().catch(() => undefined);
+      return null;
+    }
+    chunks.push(chunk);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks));
+}
+
+/**
+ * A success envelope: `data` an object (a resource, or a list page's array), never null,
+ * a string or a number, which no method could hand back as what it promises.
+ */
+function isAnswer(body: unknown): body is { data: object } {
+  if (typeof body !== 'object' || body === null || !('data' in body)) return false;
+  const { data } = body as { data: unknown };
+  return typeof data === 'object' && data !== null;
 }
 
 function parseJson(text: string): unknown {

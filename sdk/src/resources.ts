@@ -1,5 +1,13 @@
+import { KukoPayAPIError } from './errors.ts';
 import { ListRequest, Page } from './list.ts';
-import { PostOptions, RequestOptions, RequestSender, WithLastResponse, withLastResponse } from './request-sender.ts';
+import {
+  LastResponse,
+  PostOptions,
+  RequestOptions,
+  RequestSender,
+  WithLastResponse,
+  withLastResponse,
+} from './request-sender.ts';
 import type {
   Account,
   CreateOrderDto,
@@ -39,11 +47,25 @@ class Resource {
   ) {
     const fetchPage = async (page: PageParams & Query) => {
       const { body, lastResponse } = await this.sender.send({ method: 'GET', path: path(), query: page, options });
+      if (!Array.isArray(body.data)) throw notAPage(lastResponse);
       const result: Page<T> = { data: body.data as T[], has_more: body.has_more === true };
       return withLastResponse(result, lastResponse);
     };
     return new ListRequest<T, PageParams & Query>(fetchPage, params);
   }
+}
+
+/** A list's answer whose `data` is not an array: no page of the API. */
+function notAPage({ status, requestId, idempotencyKey, headers }: LastResponse): KukoPayAPIError {
+  return new KukoPayAPIError({
+    message: `The server answered ${status} with a body that is not a page of a KukoPay list.`,
+    status,
+    code: null,
+    param: null,
+    requestId,
+    idempotencyKey,
+    headers,
+  });
 }
 
 /** A reference the lookup needs: without it, the GET would list instead of find. */

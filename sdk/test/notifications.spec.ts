@@ -114,6 +114,9 @@ describe('KukoPay.notifications.verify', () => {
     expect(() => verify(parsed as string, signed(RAW), SECRET)).toThrow(/raw body/);
     expect(() => verify(RAW, signed(RAW), 'not-a-secret')).toThrow(TypeError);
     expect(() => verify(RAW, signed(RAW), [])).toThrow(TypeError);
+    const untyped = verify as (...args: unknown[]) => unknown;
+    expect(() => untyped(RAW, signed(RAW), undefined)).toThrow('the whsec_ secret, or an array of them');
+    expect(() => untyped(RAW, null, SECRET)).toThrow("the request's headers");
   });
 
   it('gives the error the signature_verification_error type', () => {

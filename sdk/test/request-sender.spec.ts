@@ -244,6 +244,49 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
     await expect(kuko.account.retrieve()).rejects.toBeInstanceOf(KukoPayAPIError);
   });
 
+  it('refuses a success whose data no method could return: null, a string, a list page that is no array', async () => {
+    for (const data of [null, 'hello', 5]) {
+      const { kuko } = await client([{ status: 200, body: { data, request_id: 'req_x' } }]);
+      await expect(kuko.orders.retrieve(ORDER.id)).rejects.toMatchObject({
+        name: 'KukoPayAPIError',
+        status: 200,
+        requestId: 'req_0',
+      });
+      await server?.close();
+    }
+    const { kuko } = await client([{ status: 200, body: { data: { a: 1 }, has_more: true } }]);
+    const walk = async () => {
+      for await (const order of kuko.orders.list()) void order;
+    };
+    await expect(walk()).rejects.toMatchObject({ name: 'KukoPayAPIError', message: expect.stringMatching(/page/) });
+  });
+
+  it('reads at most 16 MiB of an answer: a larger one is classed by its status, not as a lost connection', async () => {
+    const huge = 'a'.repeat(17 * 1024 * 1024);
+    const { kuko, requests } = await client([{ status: 200, body: huge }], { maxRetries: 0 });
+    await expect(kuko.orders.create(ORDER_PARAMS)).rejects.toMatchObject({
+      name: 'KukoPayAPIError',
+      status: 200,
+      message: expect.stringMatching(/over 16777216 bytes/),
+    });
+    await server?.close();
+    // A proxy's 502 page: retried as a 502, never downloaded as a connection failure.
+    const proxied = await client([
+      { status: 502, headers: { 'Content-Type': 'text/html' }, body: huge },
+      ok(ORDER, 201),
+    ]);
+    const order = await proxied.kuko.orders.create(ORDER_PARAMS);
+    expect(order.lastResponse).toMatchObject({ status: 201, attempts: 2 });
+    expect(requests).toHaveLength(1);
+  });
+
+  it("takes a success's request id from its body when a proxy emptied the header", async () => {
+    const { kuko } = await client([
+      { status: 200, headers: { 'X-Request-Id': '' }, body: { data: ORDER, request_id: 'req_b' } },
+    ]);
+    expect((await kuko.orders.retrieve(ORDER.id)).lastResponse.requestId).toBe('req_b');
+  });
+
   it('refuses a key the server would refuse, or impossible limits, before sending anything', async () => {
     const { kuko, requests } = await client([ok(ORDER, 201), ok(ORDER, 201)]);
     await expect(kuko.orders.create(ORDER_PARAMS, { idempotencyKey: 'line\nbreak' })).rejects.toThrow(TypeError);
@@ -287,6 +330,11 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
     // Node keeps no longer timer: it would fire after 1 ms.
     expect(() => new KukoPay(KEY, { baseUrl: 'http://127.0.0.1', timeoutMs: 2 ** 31 })).toThrow(TypeError);
     expect(() => new KukoPay(KEY, { baseUrl: 'localhost:3000' })).toThrow(TypeError);
+    // Every path would follow the query or fragment: calls would all go to the root.
+    for (const baseUrl of ['http://127.0.0.1/?a=1', 'http://127.0.0.1/#frag', 'http://127.0.0.1/?']) {
+      expect(() => new KukoPay(KEY, { baseUrl })).toThrow('without a query or fragment');
+    }
+    expect(() => new KukoPay(KEY, { baseUrl: 'http://127.0.0.1/api/' })).not.toThrow();
     expect(() => new KukoPay(KEY, { baseUrl: 'http://127.0.0.1', maxRetries: -1 })).toThrow(TypeError);
     expect(() => new KukoPay(KEY, { baseUrl: 'http://127.0.0.1', timeoutMs: 0 })).toThrow(TypeError);
     const untyped: unknown[] = [KEY];
@@ -342,7 +390,9 @@ describe('resource paths and pagination (against a scripted server)', () => {
 
   it('maps every method to its route', async () => {
     server = await startScriptedServer((_i, request) =>
-      ok({ id: request.url }, request.url.endsWith('redeliver') ? 202 : 200),
+      request.url === '/v1/orders'
+        ? page([], false)
+        : ok({ id: request.url }, request.url.endsWith('redeliver') ? 202 : 200),
     );
     const kuko = new KukoPay(KEY, { baseUrl: server.url });
     const redelivered = await kuko.events.redeliver('evt_1', { idempotencyKey: 'again-1' });
