@@ -175,6 +175,43 @@ describe('the OpenAPI document (/docs-json)', () => {
     expect(schemas.CreateOrderDto.properties.amount.type).toBe('integer');
   });
 
+  it('gives every path id the form of its ids, and says of every integer a request carries that it is digits only', () => {
+    const prefixes: Record<string, string> = { orders: 'ord', refunds: 'rf', events: 'evt', merchants: 'mch' };
+    for (const [path, item] of Object.entries<Json>(document.paths)) {
+      const collection = /\/(\w+)\/\{id\}/.exec(path)?.[1];
+      for (const operation of Object.values<Json>(item)) {
+        const id = (operation.parameters ?? []).find((each: Json) => each.in === 'path' && each.name === 'id');
+        if (!collection) continue;
+        expect({ path, pattern: id?.schema.pattern }).toEqual({
+          path,
+          pattern: `^${prefixes[collection]}_[0-9a-f]{32}$`,
+        });
+      }
+    }
+    const { schemas } = document.components;
+    const digitsOnly = expect.stringContaining('Written as digits only');
+    for (const field of [
+      schemas.CreateOrderDto.properties.amount,
+      schemas.CreateRefundDto.properties.amount,
+      schemas.RollApiKeyDto.properties.expires_in,
+      schemas.PaymentSucceededData.properties.amount,
+      document.paths['/v1/orders'].get.parameters.find((each: Json) => each.name === 'limit').schema,
+    ]) {
+      expect(field.description).toEqual(digitsOnly);
+    }
+    expect(schemas.Order.properties.amount.description).not.toEqual(digitsOnly);
+    // The provider's amount is read as a safe integer: the document says where it ends.
+    const paid = '/components/schemas/PaymentSucceededData';
+    const data = (amount: number) => ({
+      order_id: `ord_${'a'.repeat(32)}`,
+      amount,
+      currency: 'USD',
+      provider_payment_id: 'p',
+    });
+    expect(api.validate(paid, data(Number.MAX_SAFE_INTEGER))).toBeNull();
+    expect(api.validate(paid, data(Number.MAX_SAFE_INTEGER + 1))).not.toBeNull();
+  });
+
   it('documents exactly the fields the validation reads (one source)', () => {
     const validated = (dto: Type<unknown>) =>
       [

@@ -1,7 +1,8 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { NotificationSecretsSchema } from './notification-secret.schema';
+import { idPattern } from '../common/openapi/id-param';
 
-const MERCHANT_ID = { pattern: '^mch_[0-9a-f]{32}$', example: 'mch_3b8f1e0c2d4a5b6c7d8e9f0a1b2c3d4e' };
+const MERCHANT_ID = { pattern: idPattern('mch'), example: 'mch_3b8f1e0c2d4a5b6c7d8e9f0a1b2c3d4e' };
 const CREATED_AT = { type: 'string', format: 'date-time', example: '2026-09-20T08:00:00.000Z' } as const;
 
 /** Who an API key belongs to (MerchantsService.getAccount). */

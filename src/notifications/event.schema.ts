@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import { registerNotificationEvents } from '../common/openapi/notification-webhooks';
 import { Delivery, DeliveryStatus, EVENT_TYPES, EventObject, EventType, toAttemptObject } from './event';
+import { idPattern } from '../common/openapi/id-param';
 
 type AttemptObject = ReturnType<typeof toAttemptObject>;
 
@@ -10,7 +11,7 @@ type AttemptObject = ReturnType<typeof toAttemptObject>;
  * `Order` and `Refund` schemas are named, not imported: notifications/ knows no feature
  * (the orders and refunds controllers put those schemas in the document).
  */
-const EVENT_ID = { pattern: '^evt_[0-9a-f]{32}$', example: 'evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d' };
+const EVENT_ID = { pattern: idPattern('evt'), example: 'evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d' };
 const TIME = { type: 'string', format: 'date-time' } as const;
 const DELIVERY_STATUSES: DeliveryStatus[] = ['pending', 'delivered', 'failed', 'no_destination'];
 const ATTEMPT_ERRORS =

@@ -5,6 +5,7 @@ import { Auth, RequestAuth } from '../common/auth/request-auth';
 import { WithStatus } from '../common/http/api-response';
 import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData, ApiPage } from '../common/openapi/api-success.decorator';
+import { ApiIdParam } from '../common/openapi/id-param';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { ListEventsQuery } from './dto/list-events.query';
 import { EventAttemptSchema, EventSchema, EventWithDeliverySchema } from './event.schema';
@@ -33,6 +34,7 @@ export class EventsController {
   }
 
   @Get(':id')
+  @ApiIdParam('evt')
   @ApiOperation({ operationId: 'retrieveEvent', summary: 'Retrieve a notification event and its delivery' })
   @ApiData(200, EventWithDeliverySchema, { description: 'The event and where its delivery stands.' })
   @ApiErrors('resource_missing')
@@ -41,6 +43,7 @@ export class EventsController {
   }
 
   @Get(':id/attempts')
+  @ApiIdParam('evt')
   @WholeList()
   @ApiOperation({ operationId: 'listEventAttempts', summary: 'List the delivery attempts of an event' })
   @ApiPage(EventAttemptSchema, {
@@ -53,6 +56,7 @@ export class EventsController {
 
   /** 202: the attempt is queued and made shortly after. */
   @Post(':id/redeliver')
+  @ApiIdParam('evt')
   @TakesNoBody()
   @Idempotent()
   @ApiOperation({

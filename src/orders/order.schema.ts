@@ -1,6 +1,7 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import { MAX_AMOUNT } from './dto/create-order.dto';
 import type { OrderObject } from './order';
+import { idPattern } from '../common/openapi/id-param';
 
 export const ORDER_EXAMPLE: OrderObject = {
   id: 'ord_89ec5e4902673c9c25cbd9b6704be3d1',
@@ -27,7 +28,7 @@ const nullableTime = (description: string) =>
 /** The order object as every endpoint answers it (toOrderObject in order.ts). */
 @ApiSchema({ name: 'Order', description: 'An order: what the customer is asked to pay.' })
 export class OrderSchema implements OrderObject {
-  @ApiProperty({ pattern: '^ord_[0-9a-f]{32}$', example: ORDER_EXAMPLE.id })
+  @ApiProperty({ pattern: idPattern('ord'), example: ORDER_EXAMPLE.id })
   id!: string;
 
   @ApiProperty({ enum: ['order'], example: 'order' })

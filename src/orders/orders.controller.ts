@@ -7,6 +7,7 @@ import { Page, WithStatus } from '../common/http/api-response';
 import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData, ApiSuccess, dataOf, pageOf } from '../common/openapi/api-success.decorator';
 import { location } from '../common/openapi/headers';
+import { ApiIdParam } from '../common/openapi/id-param';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { CreateOrderDto } from './dto/create-order.dto';
 import { ListOrdersQuery } from './dto/list-orders.query';
@@ -67,6 +68,7 @@ export class OrdersController {
   }
 
   @Get(':id')
+  @ApiIdParam('ord')
   @ApiOperation({ operationId: 'retrieveOrder', summary: 'Retrieve an order' })
   @ApiData(200, OrderSchema, { description: 'The order.', example: ORDER_EXAMPLE })
   @ApiErrors('resource_missing')
@@ -75,6 +77,7 @@ export class OrdersController {
   }
 
   @Post(':id/close')
+  @ApiIdParam('ord')
   @TakesNoBody()
   @Idempotent()
   @ApiOperation({ operationId: 'closeOrder', summary: 'Close a pending order' })

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { RefundObject } from './refund';
+import { idPattern } from '../common/openapi/id-param';
 
 export const REFUND_EXAMPLE: RefundObject = {
   id: 'rf_0d4b3c2a19f8e7d6c5b4a39281706f5e',
@@ -25,13 +26,13 @@ const nullableTime = (description: string) =>
   description: "A refund of part or all of a paid order; the provider's webhook settles it.",
 })
 export class RefundSchema implements RefundObject {
-  @ApiProperty({ pattern: '^rf_[0-9a-f]{32}$', example: REFUND_EXAMPLE.id })
+  @ApiProperty({ pattern: idPattern('rf'), example: REFUND_EXAMPLE.id })
   id!: string;
 
   @ApiProperty({ enum: ['refund'], example: 'refund' })
   object!: 'refund';
 
-  @ApiProperty({ pattern: '^ord_[0-9a-f]{32}$', example: REFUND_EXAMPLE.order_id })
+  @ApiProperty({ pattern: idPattern('ord'), example: REFUND_EXAMPLE.order_id })
   order_id!: string;
 
   @ApiProperty({ type: 'string', nullable: true, example: REFUND_EXAMPLE.out_refund_no })

@@ -7,6 +7,7 @@ import { PageQuery } from '../common/pagination';
 import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData, ApiPage } from '../common/openapi/api-success.decorator';
 import { location } from '../common/openapi/headers';
+import { ApiIdParam } from '../common/openapi/id-param';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { CreateRefundDto } from './dto/create-refund.dto';
 import { FindRefundQuery } from './dto/find-refund.query';
@@ -49,6 +50,7 @@ export class RefundsController {
   }
 
   @Get('v1/refunds/:id')
+  @ApiIdParam('rf')
   @ApiOperation({ operationId: 'retrieveRefund', summary: 'Retrieve a refund' })
   @ApiData(200, RefundSchema, { description: 'The refund.', example: REFUND_EXAMPLE })
   @ApiErrors('resource_missing')
@@ -57,6 +59,7 @@ export class RefundsController {
   }
 
   @Get('v1/orders/:id/refunds')
+  @ApiIdParam('ord')
   @ApiOperation({ operationId: 'listOrderRefunds', summary: "List an order's refunds", tags: ['orders'] })
   @ApiPage(RefundSchema, { description: 'A page of refunds, newest first.', example: REFUND_EXAMPLE })
   @ApiErrors('parameter_invalid', 'parameter_unknown', 'resource_missing')

@@ -12,6 +12,7 @@ import { DomainError } from '../common/errors/domain-error';
 import { WithStatus } from '../common/http/api-response';
 import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decorator';
 import { ApiData } from '../common/openapi/api-success.decorator';
+import { ApiIdParam } from '../common/openapi/id-param';
 import { Db } from '../database/db';
 import { Idempotent } from '../idempotency/idempotent.decorator';
 import { ApiKeyGuard } from '../merchants/api-key.guard';
@@ -43,6 +44,7 @@ export class TestHelpersController {
 
   /** Pays a pending order: payment.succeeded for its amount and currency. */
   @Post('orders/:id/pay')
+  @ApiIdParam('ord')
   @TakesNoBody()
   @Idempotent()
   @ApiOperation({
@@ -69,6 +71,7 @@ export class TestHelpersController {
   }
 
   @Post('refunds/:id/succeed')
+  @ApiIdParam('rf')
   @TakesNoBody()
   @Idempotent()
   @ApiOperation({
@@ -83,6 +86,7 @@ export class TestHelpersController {
   }
 
   @Post('refunds/:id/fail')
+  @ApiIdParam('rf')
   @TakesNoBody()
   @Idempotent()
   @ApiOperation({

@@ -2,6 +2,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiProperty, ApiSchema, getSchemaPath } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger';
 import { MAX_EVENT_ID_CHARS } from './webhook-event';
+import { idPattern } from '../common/openapi/id-param';
 
 /**
  * The provider's events as this service reads them (payment-events.handler.ts,
@@ -13,12 +14,12 @@ const TEXT = { type: 'string', minLength: 1 } as const;
 // Ids this service made: any other form is refused (refuseUnlessIdOf).
 const ORDER_ID = {
   type: 'string',
-  pattern: '^ord_[0-9a-f]{32}$',
+  pattern: idPattern('ord'),
   example: 'ord_89ec5e4902673c9c25cbd9b6704be3d1',
 } as const;
 const REFUND_ID = {
   type: 'string',
-  pattern: '^rf_[0-9a-f]{32}$',
+  pattern: idPattern('rf'),
   example: 'rf_0d4b3c2a19f8e7d6c5b4a39281706f5e',
 } as const;
 /** Optional text; sent as anything but a string, the event is refused (optionalString). */
@@ -47,7 +48,14 @@ class PaymentSucceededData {
   @ApiProperty(ORDER_ID)
   order_id!: string;
 
-  @ApiProperty({ type: 'integer', description: 'Must equal the order amount', example: 2990 })
+  // Read as a safe integer (webhook-event.ts), whatever its sign: a mismatch is answered `rejected`.
+  @ApiProperty({
+    type: 'integer',
+    minimum: -Number.MAX_SAFE_INTEGER,
+    maximum: Number.MAX_SAFE_INTEGER,
+    description: 'Must equal the order amount',
+    example: 2990,
+  })
   amount!: number;
 
   @ApiProperty({ ...TEXT, description: 'Must equal the order currency', example: 'USD' })

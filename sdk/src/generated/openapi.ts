@@ -613,7 +613,7 @@ export interface components {
              */
             environment: "test" | "live";
             /**
-             * @description Seconds the keys being replaced keep working (0: they stop at once)
+             * @description Seconds the keys being replaced keep working (0: they stop at once). Written as digits only: with a decimal point or an exponent (10.0, 1e1) it is refused (400 parameter_invalid), though JSON Schema counts such a number as an integer.
              * @default 0
              * @example 3600
              */
@@ -740,7 +740,7 @@ export interface components {
             /** @example ORDER_20260921_0001 */
             out_trade_no: string;
             /**
-             * @description Integer minor units
+             * @description Integer minor units. Written as digits only: with a decimal point or an exponent (10.0, 1e1) it is refused (400 parameter_invalid), though JSON Schema counts such a number as an integer.
              * @example 2990
              */
             amount: number;
@@ -831,7 +831,7 @@ export interface components {
             /** @example ORDER_20260921_0001 */
             out_trade_no?: string;
             /**
-             * @description Integer minor units; default: all that is still refundable. More than that is 400 refund_amount_exceeded
+             * @description Integer minor units; default: all that is still refundable. More than that is 400 refund_amount_exceeded. Written as digits only: with a decimal point or an exponent (10.0, 1e1) it is refused (400 parameter_invalid), though JSON Schema counts such a number as an integer.
              * @example 1000
              */
             amount?: number;
@@ -872,7 +872,7 @@ export interface components {
             /** @example ord_89ec5e4902673c9c25cbd9b6704be3d1 */
             order_id: string;
             /**
-             * @description Must equal the order amount
+             * @description Must equal the order amount. Written as digits only: with a decimal point or an exponent (10.0, 1e1) it is refused (400 parameter_invalid), though JSON Schema counts such a number as an integer.
              * @example 2990
              */
             amount: number;
@@ -1719,6 +1719,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The merchant's id (`mch_…`) */
                 id: string;
             };
             cookie?: never;
@@ -1923,6 +1924,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The merchant's id (`mch_…`) */
                 id: string;
             };
             cookie?: never;
@@ -2767,6 +2769,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The order's id (`ord_…`) */
                 id: string;
             };
             cookie?: never;
@@ -2961,6 +2964,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The order's id (`ord_…`) */
                 id: string;
             };
             cookie?: never;
@@ -3668,6 +3672,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The refund's id (`rf_…`) */
                 id: string;
             };
             cookie?: never;
@@ -3857,6 +3862,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description The order's id (`ord_…`) */
                 id: string;
             };
             cookie?: never;
@@ -4394,6 +4400,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The event's id (`evt_…`) */
                 id: string;
             };
             cookie?: never;
@@ -4560,6 +4567,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description The event's id (`evt_…`) */
                 id: string;
             };
             cookie?: never;
@@ -4731,6 +4739,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The event's id (`evt_…`) */
                 id: string;
             };
             cookie?: never;
@@ -4964,6 +4973,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The order's id (`ord_…`) */
                 id: string;
             };
             cookie?: never;
@@ -5197,6 +5207,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The refund's id (`rf_…`) */
                 id: string;
             };
             cookie?: never;
@@ -5430,6 +5441,7 @@ export interface operations {
                 "Idempotency-Key"?: string;
             };
             path: {
+                /** @description The refund's id (`rf_…`) */
                 id: string;
             };
             cookie?: never;

@@ -1,5 +1,6 @@
 import type { OpenAPIObject, OperationObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger';
 import { X_REQUEST_ID } from './headers';
+import { describeIntegersAsWritten } from './integers-as-written';
 import { addNotificationWebhooks } from './notification-webhooks';
 import { schemaRules } from './schema-rules';
 
@@ -13,6 +14,7 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'tr
  * - class-level schema rules (ApiSchemaRules) merged into their component schemas;
  * - `nullable: true` (OpenAPI 3.0, what the generator writes) turned into 3.1 types;
  * - routes marked public get `security: []`;
+ * - every integer of a request says that it is written as digits only;
  * - merchant notification events under `webhooks`.
  */
 export function finalizeDocument(document: OpenAPIObject): OpenAPIObject {
@@ -39,6 +41,7 @@ export function finalizeDocument(document: OpenAPIObject): OpenAPIObject {
     if (schemas[name]) Object.assign(schemas[name], rules);
   }
   for (const schema of Object.values(schemas)) toOpenApi31(schema);
+  describeIntegersAsWritten(document);
   addNotificationWebhooks(document);
   return document;
 }

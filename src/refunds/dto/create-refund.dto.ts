@@ -4,6 +4,7 @@ import { ApiSchemaRules } from '../../common/openapi/schema-rules';
 import { IsMinorUnits } from '../../common/validation/minor-units';
 import { Chars, Optional, REFERENCE_PATTERN } from '../../common/validation/validators';
 import { IsNotifyUrl, NOTIFY_URL_SCHEMA } from '../../notifications/notify-url.validator';
+import { idPattern } from '../../common/openapi/id-param';
 
 /**
  * A refund is bounded only by what its order has left, so any larger amount is
@@ -18,10 +19,10 @@ const MAX_REFUND_AMOUNT = Number.MAX_SAFE_INTEGER;
   description: 'Name the order with exactly one of order_id and out_trade_no.',
 })
 export class CreateRefundDto {
-  @ApiPropertyOptional({ example: 'ord_89ec5e4902673c9c25cbd9b6704be3d1', pattern: '^ord_[0-9a-f]{32}$' })
+  @ApiPropertyOptional({ example: 'ord_89ec5e4902673c9c25cbd9b6704be3d1', pattern: idPattern('ord') })
   @Optional()
   @IsString()
-  @Matches(/^ord_[0-9a-f]{32}$/, { message: 'order_id must be an order id (ord_…)' })
+  @Matches(new RegExp(idPattern('ord')), { message: 'order_id must be an order id (ord_…)' })
   order_id?: string;
 
   @ApiPropertyOptional({
