@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { Logger } from '@nestjs/common';
+import type { Response } from 'supertest';
 import { SESSION_SETTINGS, withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
 import { SHARED_WRITE_SLOT_LOCK_CLASS } from '../src/database/advisory-locks';
@@ -358,8 +359,13 @@ describe('production database settings (docs/operations.md)', () => {
         DATABASE_DIRECT_URL: direct.toString(),
         DATABASE_POOL_ROLE_SETTINGS: 'off',
         DATABASE_POOL_SIZE: '12',
+        // Where it keeps prepared statements, the claim is also refused inside a pipeline.
+        ...(bouncer.prepared ? { DATABASE_POOL_PREPARED_STATEMENTS: 'on' } : {}),
       };
-      const pooled = { ...db, url: bouncer.url };
+      // Locks waited on for 8 s: the six holding slots outlast every step below.
+      const pooledUrl = new URL(bouncer.url);
+      pooledUrl.searchParams.set('options', '-c lock_timeout=8s');
+      const pooled = { ...db, url: pooledUrl.toString() };
       const instances: TestApp[] = [];
       const holder = await db.pool.connect();
       try {
@@ -371,23 +377,34 @@ describe('production database settings (docs/operations.md)', () => {
         await holder.query('BEGIN');
         await holder.query('SELECT 1 FROM orders WHERE id = $1 FOR UPDATE', [order.id]);
 
-        const refunds = [one, two].flatMap((instance) =>
-          Array.from({ length: 8 }, () =>
+        // Sent at once (a supertest request goes only when something awaits it).
+        const refund = (instance: TestApp, key: string): Promise<Response> =>
+          Promise.resolve(
             instance
               .http()
               .post('/v1/refunds')
               .set('X-Api-Key', hot.testKey)
-              .set('Idempotency-Key', randomUUID())
+              .set('Idempotency-Key', key)
               .send({ order_id: order.id, amount: 10 }),
-          ),
-        );
-        const answered = Promise.all(refunds);
+          );
+        // Six through the first instance take the merchant's six shared slots.
+        const keys = Array.from({ length: 6 }, () => randomUUID());
+        const first = keys.map((key) => refund(one, key));
         await waitForLockWaiters(db.pool, 6);
+        // A twin of one of them through the second instance, whose own slots are free, is
+        // answered 409 at once rather than waiting for a shared slot.
+        const twinStarted = Date.now();
+        const twin = await refund(two, keys[0]!);
+        expectError(twin, 409, 'idempotency_in_progress', 'Idempotency-Key');
+        expect(Date.now() - twinStarted).toBeLessThan(2500);
+        const more = [one, two].flatMap((instance) => Array.from({ length: 5 }, () => refund(instance, randomUUID())));
+        const answered = Promise.all([...first, ...more]);
         // Time for more to arrive, were they let through.
         await new Promise((resolve) => setTimeout(resolve, 500));
         expect(await lockWaiters(db.pool)).toBe(6);
         const slots = await db.pool.query(
-          `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1 AND granted`,
+          `SELECT count(*)::int AS n FROM pg_locks JOIN pg_database d ON d.oid = pg_locks.database
+            WHERE d.datname = current_database() AND locktype = 'advisory' AND classid = $1 AND granted`,
           [SHARED_WRITE_SLOT_LOCK_CLASS],
         );
         expect(slots.rows[0].n).toBe(6);

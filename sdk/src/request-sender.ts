@@ -296,10 +296,8 @@ async function readAnswer(response: Response): Promise<string | null> {
   let size = 0;
   for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
     size += chunk.byteLength;
-    if (size > MAX_ANSWER_BYTES) {
-      await response.body.cancel().catch(() => undefined);
-      return null;
-    }
+    // Leaving the loop cancels the stream: the rest is not downloaded.
+    if (size > MAX_ANSWER_BYTES) return null;
     chunks.push(chunk);
   }
   return new TextDecoder().decode(Buffer.concat(chunks));

@@ -14,14 +14,14 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { PoolClient, QueryConfig, QueryResult } from 'pg';
 import { DataSource } from 'typeorm';
 import type { PoolMode } from '../config/app-config';
 import { ACQUIRE_TIMEOUT_MS, SESSION_SETTINGS } from './data-source-options';
 import { inlineStatement } from './inline-statement';
 import { literal } from './literal';
-import { DatabaseBusyError, isClientTimeout, isSharedSlotTaken, isStalePlan } from './pg-errors';
+import { DatabaseBusyError, isClientTimeout, isStalePlan } from './pg-errors';
+import { SharedSlots, SlotWaitHooks } from './shared-slots';
 import { Slots } from './slots';
 
 /** A statement that pg prepares once per connection (plan cache), then executes by name. */
@@ -150,15 +150,8 @@ export class Db implements Connection {
    * (docs/operations.md, "One hot order").
    */
   private readonly writeSlots: Slots;
-  /**
-   * Behind a transaction pooler every instance lends the same server connections, so the
-   * tenant's share of writeSlots no longer bounds what one tenant pins there: two instances
-   * could let it hold twice its share of the pooler's pool. So each transaction also takes
-   * one of the tenant's shared slots, that many per tenant across all instances (the
-   * function kuko_take_write_slot, sent with BEGIN), and waits in the process when none is
-   * free. 0 with session pooling, where each instance's connections are its own.
-   */
-  private readonly sharedSlotsPerTenant: number;
+  /** Behind a transaction pooler, the tenant's share held across all instances too. */
+  private readonly sharedSlots: SharedSlots;
   /**
    * Behind a transaction pooler, where startup options are refused, the settings go with
    * every BEGIN, and with every statement outside a transaction (see `autocommit`);
@@ -183,9 +176,8 @@ export class Db implements Connection {
     this.pipelined = options.mode === 'transaction' && options.preparedStatements === true;
     this.size = options.poolSize;
     const slots = Math.max(1, options.poolSize - Math.ceil(options.poolSize / 4));
-    const reserve = Math.ceil(slots / 3);
-    this.writeSlots = new Slots(slots, reserve);
-    this.sharedSlotsPerTenant = options.mode === 'transaction' ? Math.max(1, slots - reserve) : 0;
+    this.writeSlots = new Slots(slots, Math.ceil(slots / 3));
+    this.sharedSlots = new SharedSlots(options.mode === 'transaction' ? this.writeSlots.tenantShare : 0);
     this.settingsPerTransaction =
       options.mode === 'transaction' && !options.settingsOnRole
         ? [settingStatement(options.settings ?? SESSION_SETTINGS)]
@@ -270,20 +262,31 @@ export class Db implements Connection {
    * `tenant` is whose work it is: the merchant's id, the order a provider's event is
    * about (`order:<id>`), or the name of the service's own work (`webhook:<provider>`,
    * `notifications`, `purge`, `admin`). It decides which share of the write slots the
-   * transaction waits for.
+   * transaction waits for: the process's, and behind a transaction pooler the one shared
+   * by all instances (SharedSlots), both within one ACQUIRE_TIMEOUT_MS. `beforeWaiting`
+   * is called once before the first wait for either (SlotWaitHooks).
    */
   async transaction<T>(
     tenant: string,
     fn: (openingRows: unknown[][]) => Promise<T>,
     opening: Batched[] = [],
+    { beforeWaiting }: { beforeWaiting?: () => Promise<void> } = {},
   ): Promise<T> {
     if (this.current.getStore()) {
       if (opening.length > 0) throw new Error('a nested transaction cannot send opening statements');
       return fn([]);
     }
-    return this.inSlot(tenant, () =>
-      this.inSharedSlot(() =>
-        this.withConnection((client, discard) => this.runTransaction(client, discard, fn, opening, tenant)),
+    const deadline = Date.now() + ACQUIRE_TIMEOUT_MS;
+    const hooks = this.waitHooks(beforeWaiting);
+    const claim = this.sharedSlots.claim(tenant);
+    return this.inSlot(tenant, deadline, hooks, () =>
+      this.sharedSlots.run(tenant, deadline, hooks, (refusedBefore) =>
+        this.withConnection((client, discard) =>
+          // Where the pooler keeps prepared statements, the opening's named statements after
+          // a refused claim fail unparsed, which leaves the connection's names in doubt (it
+          // is discarded): once refused, the claim goes on its own first.
+          this.runTransaction(client, discard, fn, opening, claim, refusedBefore && this.pipelined),
+        ),
       ),
     );
   }
@@ -297,23 +300,30 @@ export class Db implements Connection {
    */
   write<T>(tenant: string, fn: () => Promise<T>): Promise<T> {
     if (this.current.getStore()) return fn();
-    return this.inSlot(tenant, fn);
+    return this.inSlot(tenant, Date.now() + ACQUIRE_TIMEOUT_MS, this.waitHooks(), fn);
   }
 
-  /**
-   * Whether a transaction of `tenant` would start without waiting for a write slot (one
-   * already open is joined, so it waits for none).
-   */
-  writeSlotFree(tenant: string): boolean {
-    return this.current.getStore() !== undefined || this.writeSlots.canTake(tenant);
+  /** A transaction's or a write's wait hooks: the caller's check, asked once; the waiting gauge. */
+  private waitHooks(beforeWaiting?: () => Promise<void>): SlotWaitHooks {
+    let asked = false;
+    return {
+      beforeWaiting: async () => {
+        if (asked || !beforeWaiting) return;
+        asked = true;
+        await beforeWaiting();
+      },
+      waiting: (delta) => (this.waiting += delta),
+    };
   }
 
-  private async inSlot<T>(tenant: string, fn: () => Promise<T>): Promise<T> {
-    this.waiting += 1;
+  private async inSlot<T>(tenant: string, deadline: number, hooks: SlotWaitHooks, fn: () => Promise<T>): Promise<T> {
+    if (!this.writeSlots.canTake(tenant)) await hooks.beforeWaiting();
+    hooks.waiting(1);
     try {
-      await this.writeSlots.acquire(tenant, ACQUIRE_TIMEOUT_MS, () => new DatabaseBusyError('no write slot in time'));
+      const timeoutMs = Math.max(0, deadline - Date.now());
+      await this.writeSlots.acquire(tenant, timeoutMs, () => new DatabaseBusyError('no write slot in time'));
     } finally {
-      this.waiting -= 1;
+      hooks.waiting(-1);
     }
     try {
       return await fn();
@@ -322,41 +332,13 @@ export class Db implements Connection {
     }
   }
 
-  /**
-   * Runs a transaction (`start`) until it gets one of its tenant's shared slots, which it
-   * asks for with BEGIN (sharedSlotsPerTenant): a refusal comes before anything else of the
-   * transaction ran, and its connection goes back to the pool while it waits, so that
-   * other tenants' requests have it. The waits grow from 25 to 250 ms, with jitter, and
-   * end as a write slot's does, with a 503 after ACQUIRE_TIMEOUT_MS.
-   */
-  private async inSharedSlot<T>(start: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + ACQUIRE_TIMEOUT_MS;
-    for (let pause = 25; ; pause = Math.min(pause * 2, 250)) {
-      try {
-        return await start();
-      } catch (error) {
-        if (!isSharedSlotTaken(error)) throw error;
-      }
-      const wait = pause / 2 + Math.random() * (pause / 2);
-      if (Date.now() + wait > deadline) throw new DatabaseBusyError('no shared write slot in time');
-      this.waiting += 1;
-      await sleep(wait);
-      this.waiting -= 1;
-    }
-  }
-
-  /** The statement sent with BEGIN that takes one of the tenant's shared slots, or none. */
-  private sharedSlotClaim(tenant: string): string[] {
-    if (this.sharedSlotsPerTenant === 0) return [];
-    return [`SELECT kuko_take_write_slot(${literal(tenant)}, ${this.sharedSlotsPerTenant})`];
-  }
-
   private async runTransaction<T>(
     client: PoolClient,
     discard: () => void,
     fn: (openingRows: unknown[][]) => Promise<T>,
     opening: Batched[],
-    tenant: string,
+    claim: string[],
+    claimAlone: boolean,
   ): Promise<T> {
     const transaction: OpenTransaction = { client, closing: [] };
     let prepare: string[] = [];
@@ -366,8 +348,10 @@ export class Db implements Connection {
       if (opening.length > 0 && this.prepared.get(client) !== generation) {
         prepare = [...this.preparations.values()].map((statement) => preparation(this.fresh(statement, generation)));
       }
-      const begin = ['BEGIN', ...this.settingsPerTransaction, ...this.sharedSlotClaim(tenant)];
-      const opened = await this.send(client, [...prepare, ...begin, ...opening], generation);
+      const begin = ['BEGIN', ...this.settingsPerTransaction, ...claim];
+      const [first, then] = claimAlone ? [[...prepare, ...begin], opening] : [[...prepare, ...begin, ...opening], []];
+      let opened = await this.send(client, first, generation);
+      if (then.length > 0) opened = [...opened, ...(await this.send(client, then, generation))];
       if (prepare.length > 0) this.prepared.set(client, generation);
       const openingRows = opened.slice(prepare.length + begin.length).map((each) => each.rows);
       const result = await this.inContext(transaction, () => fn(openingRows));

@@ -17,10 +17,15 @@ export class Slots {
 
   /** `reserve`: the free slots kept for tenants that hold none. */
   constructor(
-    size: number,
+    private readonly size: number,
     private readonly reserve: number,
   ) {
     this.free = size;
+  }
+
+  /** The most slots one tenant can hold: all but the reserve. */
+  get tenantShare(): number {
+    return Math.max(1, this.size - this.reserve);
   }
 
   /** Resolves when a slot is `tenant`'s; rejects with `onTimeout()` after `timeoutMs`. */

@@ -95,12 +95,14 @@ export class IdempotencyInterceptor implements NestInterceptor {
     sealed: boolean,
   ): Promise<ApiResponse> {
     // The claim comes with BEGIN, after a write slot: when the merchant's slots are all
-    // taken (requests queued on a hot row), a twin would wait for one before learning that
-    // its key is held. It is asked first, so that it is answered 409 at once (docs/idempotency.md).
-    if (!this.db.writeSlotFree(scope.merchantId) && (await this.keys.isHeld(scope))) {
+    // taken (requests queued on a hot row, here or, behind a pooler, on any instance), a
+    // twin would wait for one before learning that its key is held. It is asked before
+    // waiting, so that it is answered 409 at once (docs/idempotency.md).
+    const beforeWaiting = async () => {
+      if (!(await this.keys.isHeld(scope))) return;
       this.logOutcome(request, 'in_progress');
       throw keyInProgress(IN_PROGRESS_MESSAGE);
-    }
+    };
     let executed = false;
     try {
       const response = await this.db.transaction(
@@ -121,6 +123,7 @@ export class IdempotencyInterceptor implements NestInterceptor {
           return answer;
         },
         [this.keys.claimStatement(scope), SAVEPOINT],
+        { beforeWaiting },
       );
       if (executed) this.logOutcome(request, 'executed');
       return response;

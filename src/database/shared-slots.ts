@@ -1,0 +1,73 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isIdOf } from '../common/ids';
+import { literal } from './literal';
+import { DatabaseBusyError, isSharedSlotTaken } from './pg-errors';
+
+/** What a transaction's caller and its Db hear while it waits for a slot. */
+export interface SlotWaitHooks {
+  /**
+   * Called once, before the first wait for any slot: the caller may throw instead of
+   * waiting (a twin of an Idempotency-Key in flight answers 409 at once).
+   */
+  beforeWaiting(): Promise<void>;
+  /** +1 when a wait begins, -1 when it ends: the pool's `waiting` gauge. */
+  waiting(delta: 1 | -1): void;
+}
+
+/**
+ * A tenant's write slots across every instance, behind a transaction pooler. There the
+ * instances lend the same server connections, and a write waiting on a lock pins one, so
+ * the per-process share (Slots) no longer bounds what one tenant holds: two instances
+ * could let it pin twice its share of the pooler's pool. So each of its transactions also
+ * takes one of `perTenant` transaction-level advisory locks (the function
+ * kuko_take_write_slot, sent with BEGIN), which only the database can count across
+ * instances (docs/decisions.md, "Write slots, shared out by tenant").
+ *
+ * Only the tenants whose writes queue on a merchant's rows, from outside and so from
+ * every instance at once: a merchant's own requests (its id) and the provider's events
+ * about one order (`order:<id>`). The service's own work (notifications, the purge, the
+ * admin API, events naming no order) is bounded per instance by its own settings.
+ */
+export class SharedSlots {
+  /** `perTenant` 0: none taken (session pooling, where each instance's connections are its own). */
+  constructor(private readonly perTenant: number) {}
+
+  private applies(tenant: string): boolean {
+    return this.perTenant > 0 && (isIdOf('mch', tenant) || tenant.startsWith('order:'));
+  }
+
+  /** The statement to send with BEGIN that takes one of the tenant's slots, if it takes any. */
+  claim(tenant: string): string[] {
+    if (!this.applies(tenant)) return [];
+    return [`SELECT kuko_take_write_slot(${literal(tenant)}, ${this.perTenant})`];
+  }
+
+  /**
+   * Runs a transaction (`start`) until it gets one of its tenant's slots. A refusal
+   * (SQLSTATE KUW01) comes before anything else of the transaction ran, and its connection
+   * goes back to the pool while it waits, so that other tenants' requests have it. The
+   * waits grow from 25 to 250 ms, with jitter, until `deadline`, then 503. `start` is told
+   * whether it was refused before, so that it can send its claim on its own (Db).
+   */
+  async run<T>(
+    tenant: string,
+    deadline: number,
+    hooks: SlotWaitHooks,
+    start: (refusedBefore: boolean) => Promise<T>,
+  ): Promise<T> {
+    if (!this.applies(tenant)) return start(false);
+    for (let pause = 25, refused = false; ; pause = Math.min(pause * 2, 250), refused = true) {
+      try {
+        return await start(refused);
+      } catch (error) {
+        if (!isSharedSlotTaken(error)) throw error;
+      }
+      await hooks.beforeWaiting();
+      const wait = pause / 2 + Math.random() * (pause / 2);
+      if (Date.now() + wait > deadline) throw new DatabaseBusyError('no shared write slot in time');
+      hooks.waiting(1);
+      await sleep(wait);
+      hooks.waiting(-1);
+    }
+  }
+}
