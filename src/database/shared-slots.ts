@@ -25,20 +25,22 @@ export interface SlotWaitHooks {
  *
  * Only the tenants whose writes queue on a merchant's rows, from outside and so from
  * every instance at once: a merchant's own requests (its id) and the provider's events
- * about one order (`order:<id>`). The service's own work (notifications, the purge, the
- * admin API, events naming no order) is bounded per instance by its own settings.
+ * about one order (`order:<id>`), which the function counts among the order's merchant's
+ * slots. The service's own work (notifications, the purge, the admin API, events naming
+ * no order) is bounded per instance by its own settings.
  */
 export class SharedSlots {
   /** `perTenant` 0: none taken (session pooling, where each instance's connections are its own). */
   constructor(private readonly perTenant: number) {}
 
-  private applies(tenant: string): boolean {
+  /** Whether the tenant's transactions take a shared slot. */
+  covers(tenant: string): boolean {
     return this.perTenant > 0 && (isIdOf('mch', tenant) || tenant.startsWith('order:'));
   }
 
   /** The statement to send with BEGIN that takes one of the tenant's slots, if it takes any. */
   claim(tenant: string): string[] {
-    if (!this.applies(tenant)) return [];
+    if (!this.covers(tenant)) return [];
     return [`SELECT kuko_take_write_slot(${literal(tenant)}, ${this.perTenant})`];
   }
 
@@ -55,7 +57,7 @@ export class SharedSlots {
     hooks: SlotWaitHooks,
     start: (refusedBefore: boolean) => Promise<T>,
   ): Promise<T> {
-    if (!this.applies(tenant)) return start(false);
+    if (!this.covers(tenant)) return start(false);
     for (let pause = 25, refused = false; ; pause = Math.min(pause * 2, 250), refused = true) {
       try {
         return await start(refused);
