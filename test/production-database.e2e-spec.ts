@@ -190,6 +190,54 @@ describe('production database settings (docs/operations.md)', () => {
     });
   });
 
+  describe('DATABASE_DIRECT_URL beside DATABASE_URL', () => {
+    /** The test database's own URL on the server, whatever the run puts in front of it. */
+    const directUrlOf = (database: { url: string }) => {
+      const url = new URL(testServerUrl());
+      url.pathname = new URL(database.url).pathname;
+      return url.toString();
+    };
+    const refusal = (found: string) =>
+      new RegExp(
+        `^DATABASE_URL and DATABASE_DIRECT_URL must reach the same tables: the migrations ran through DATABASE_DIRECT_URL in database "kuko_t_\\w+" \\(search_path [^)]+\\), and DATABASE_URL's requests find ${found} in database "kuko_t_\\w+"`,
+      );
+
+    it('stop the start-up when they reach two databases, migrated or not', async () => {
+      const [requests, migrations] = [await createTestDatabase(), await createTestDatabase()];
+      try {
+        const env = { ...SENT_WITH_EACH_TRANSACTION, DATABASE_DIRECT_URL: directUrlOf(migrations) };
+        await expect(startTestApp(env, requests)).rejects.toThrow(refusal('no orders table'));
+        // Both migrated, as by two earlier deployments: still two sets of tables.
+        await (await startTestApp({}, requests)).close();
+        await expect(startTestApp(env, requests)).rejects.toThrow(refusal('another orders table'));
+      } finally {
+        await requests.drop();
+        await migrations.drop();
+      }
+    });
+
+    it("stop the start-up when DATABASE_URL's options give requests another search_path than the migrations'", async () => {
+      const database = await createTestDatabase();
+      try {
+        await database.pool.query('CREATE SCHEMA app');
+        const url = `${database.url}?options=${encodeURIComponent('-c search_path=app')}`;
+        const env = { ...SENT_WITH_EACH_TRANSACTION, DATABASE_DIRECT_URL: directUrlOf(database) };
+        await expect(startTestApp(env, { ...database, url })).rejects.toThrow(refusal('no orders table'));
+        // The same options on both: migrations and requests share the schema, and it serves.
+        const both = `${directUrlOf(database)}?options=${encodeURIComponent('-c search_path=app')}`;
+        const t = await startTestApp({ ...env, DATABASE_DIRECT_URL: both }, { ...database, url });
+        try {
+          expectSuccess(await t.http().get('/health/ready'), 200);
+          await createMerchant(t, 'In app');
+        } finally {
+          await t.close();
+        }
+      } finally {
+        await database.drop();
+      }
+    });
+  });
+
   it('keeps serving through a migration that changes what prepared statements return: planned afresh', async () => {
     const t = await startTestApp();
     try {

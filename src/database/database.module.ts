@@ -5,6 +5,7 @@ import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, SetupRefu
 import { describeDatabaseUrl } from './describe-url';
 import { Db, DB_OPTIONS } from './db';
 import { runMigrations } from './migrations';
+import { checkSameTables } from './same-tables';
 import { isPermanentConnectFailure } from './pg-errors';
 
 /**
@@ -43,6 +44,7 @@ export class DatabaseModule {
             const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
             try {
               await checkDatabaseSetup(dataSource, options);
+              if (config.databaseDirectUrl) await checkSameTables(dataSource, options, config.databaseDirectUrl);
             } catch (error) {
               await dataSource.destroy();
               throw error;

@@ -1,0 +1,64 @@
+import type { PoolClient } from 'pg';
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from './data-source-options';
+import { DbOptions, settingStatement } from './db';
+import { SetupRefused } from './database-setup';
+
+/** Where a URL's connections find the service's tables, with the settings requests run under. */
+interface TablesSeen {
+  /** The server, told apart by when it started (behind a pooler, the server it relays to). */
+  server: string;
+  database: string;
+  search_path: string;
+  /** The orders table found by name, as a statement of the service would find it; null: none. */
+  orders: string | null;
+}
+
+const TABLES_SEEN = `SELECT extract(epoch FROM pg_postmaster_start_time())::text AS server, current_database() AS database,
+  current_setting('search_path') AS search_path, to_regclass('orders')::oid::text AS orders`;
+
+/**
+ * Migrations (and the job queue's workers) use DATABASE_DIRECT_URL, requests DATABASE_URL:
+ * two URLs that must reach the same tables. One that names another database, or options
+ * with another search_path, would leave requests on tables the migrations never made (500
+ * on every call while /health/ready says 200) or notifications queued where no worker
+ * looks. So the start stops when the orders table the requests would use is not the one
+ * the migrations made.
+ */
+export async function checkSameTables(pool: DataSource, options: DbOptions, directUrl: string): Promise<void> {
+  const direct = new DataSource(dataSourceOptions(directUrl, { max: 1 }));
+  await direct.initialize();
+  let migrated: TablesSeen;
+  try {
+    [migrated] = (await direct.query(TABLES_SEEN)) as TablesSeen[];
+  } finally {
+    await direct.destroy();
+  }
+  const served = await tablesSeenByRequests(pool, options);
+  if (served.server === migrated!.server && served.orders === migrated!.orders) return;
+  const where = (seen: TablesSeen) => `database "${seen.database}" (search_path ${seen.search_path})`;
+  const found = served.orders === null ? 'no orders table' : 'another orders table';
+  throw new SetupRefused(
+    `DATABASE_URL and DATABASE_DIRECT_URL must reach the same tables: the migrations ran through DATABASE_DIRECT_URL ` +
+      `in ${where(migrated!)}, and DATABASE_URL's requests find ${found} in ${where(served)}; ` +
+      'point both at the same database, with the same search_path in their options (docs/operations.md)',
+  );
+}
+
+/** Behind a transaction pooler the settings (search_path among them) go with each transaction. */
+async function tablesSeenByRequests(pool: DataSource, options: DbOptions): Promise<TablesSeen> {
+  if (!options.settings || options.settingsOnRole) return ((await pool.query(TABLES_SEEN)) as TablesSeen[])[0]!;
+  const runner = pool.createQueryRunner();
+  try {
+    const client = (await runner.connect()) as PoolClient;
+    await client.query('BEGIN');
+    try {
+      await client.query(settingStatement(options.settings));
+      return (await client.query<TablesSeen>(TABLES_SEEN)).rows[0]!;
+    } finally {
+      await client.query('ROLLBACK');
+    }
+  } finally {
+    await runner.release();
+  }
+}
