@@ -49,6 +49,9 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'postgres://localhost/db?sslmode=bogus'],
     ['DATABASE_URL', 'postgres://localhost/db?sslmode=allow'],
     ['DATABASE_URL', 'postgres://localhost/db?sslmode=prefer'],
+    // The check would read verify-full, pg disable.
+    ['DATABASE_URL', 'postgres://localhost/db?sslmode=verify-full&sslmode=disable'],
+    ['DATABASE_DIRECT_URL', 'postgres://localhost/db?options=-c%20a%3D1&options=-c%20b%3D2'],
     ['DATABASE_DIRECT_URL', 'mysql://localhost/db'],
     ['DATABASE_POOL_MODE', 'statement'],
     ['DATABASE_POOL_SIZE', '1'],

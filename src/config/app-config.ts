@@ -131,6 +131,11 @@ function databaseUrl(env: Env, name: string): string | null {
       throw new ConfigError(name, `has a ${part} with a malformed percent-encoding: write a literal % as %25`);
     }
   }
+  // The checks below read a parameter's first value, pg its last (`?sslmode=verify-full&sslmode=disable`
+  // would pass as verify-full and connect in the clear): one of each, or none.
+  const names = [...url.searchParams.keys()];
+  const twice = names.find((each, i) => names.indexOf(each) !== i);
+  if (twice !== undefined) throw new ConfigError(name, `names the parameter ${twice} more than once`);
   // pg reads a value it does not know (a typo, libpq's `allow`) as TLS with full
   // verification, not as the mode meant: refused here instead of surprising at connection.
   // So is `prefer`, which pg never lets fall back to a plain connection as libpq does.
