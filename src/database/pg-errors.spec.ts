@@ -13,6 +13,19 @@ function serverError(message: string, code: string): Error {
 }
 
 describe('database errors', () => {
+  it('stop a start-up at once on options and a search_path no retry can change', () => {
+    for (const [message, code] of [
+      ['unrecognized configuration parameter "lock_timeot"', '42704'],
+      ['invalid value for parameter "lock_timeout": "soon"', '22023'],
+      ['--foo requires a value', '42601'],
+      ['no schema has been selected to create in', '3F000'],
+    ]) {
+      const cause = serverError(message, code);
+      expect(isPermanentConnectFailure(new Error('DATABASE_URL (app@db:5432/kukopay)', { cause }))).toBe(true);
+    }
+    expect(isPermanentConnectFailure(serverError('the database system is starting up', '57P03'))).toBe(false);
+  });
+
   it('tell a plan made stale by a schema change from other unsupported features', () => {
     expect(isStalePlan(serverError('cached plan must not change result type', '0A000'))).toBe(true);
     expect(isStalePlan(serverError('cannot use subquery in default expression', '0A000'))).toBe(false);

@@ -193,10 +193,13 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 /**
- * Startup options PostgreSQL refuses (DATABASE_URL's `options`): a setting it does not
- * know (undefined_object), a value it cannot take (invalid_parameter_value).
+ * What a start-up meets that no retry changes: startup options PostgreSQL refuses
+ * (DATABASE_URL's `options`): a setting it does not know (undefined_object), a value it
+ * cannot take (invalid_parameter_value), an option it cannot read (`--foo` with no value:
+ * syntax_error); and a search_path naming no schema the migrations can create in
+ * (invalid_schema_name).
  */
-const REFUSED_OPTION_SQLSTATES = new Set(['42704', '22023']);
+const REFUSED_OPTION_SQLSTATES = new Set(['42704', '22023', '42601', '3F000']);
 /** pg's words when the URL asks for TLS and the server offers none. */
 const NO_TLS_MESSAGE = 'The server does not support SSL connections';
 
