@@ -35,6 +35,7 @@ import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
 import { withServerSettings } from '../database/data-source-options';
 import { FailureStreak } from '../common/logging/failure-streak';
+import { RepeatThrottle } from '../common/logging/repeat-throttle';
 import { NotificationWorkersRepository } from './notification-workers.repository';
 import { DeliveryTask } from './delivery.task';
 import { DELIVER_TASK, DeliveryJob, EventsRepository } from './events.repository';
@@ -53,6 +54,8 @@ const RELAY_BATCH = 500;
 @Injectable()
 export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DeliveryQueue.name);
+  private readonly heartbeatFailures = new FailureStreak('notification worker heartbeat', RELAY_FAILURE_LOG_MS);
+  private readonly queueLines = new RepeatThrottle(RELAY_FAILURE_LOG_MS);
   private pool: Pool | null = null;
   private runner: Runner | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
@@ -216,16 +219,23 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       await this.leases.renew([...this.workerIds]);
       await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS);
       await this.leases.forgetExpired(LEASE_SECONDS);
+      const recovered = this.heartbeatFailures.succeeded();
+      if (recovered) this.logger.log(recovered);
     } catch (error) {
-      this.logger.warn(`notification worker heartbeat failed: ${(error as Error).message}`);
+      // Every 5 s while the database is away: said once per RELAY_FAILURE_LOG_MS.
+      const line = this.heartbeatFailures.failed((error as Error).message);
+      if (line) this.logger.warn(line);
     }
   }
 
+  /** The queue's own lines; the ones it repeats every second while the database is away, throttled. */
   private queueLogger(): QueueLogger {
     return new QueueLogger(() => (level, message) => {
-      if (level === 'error') this.logger.error(message);
-      else if (level === 'warning') this.logger.warn(message);
-      else this.logger.debug?.(message);
+      if (level !== 'error' && level !== 'warning') return this.logger.debug?.(message);
+      const line = this.queueLines.line(message);
+      if (line === null) return;
+      if (level === 'error') this.logger.error(line);
+      else this.logger.warn(line);
     });
   }
 }
