@@ -146,6 +146,18 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 
+  it('npm run migration:run names the database it could not migrate, as the server does', () => {
+    const url = new URL(testServerUrl());
+    url.pathname = '/kuko_no_such_database';
+    const result = spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'database', 'migrate.cli.js')], {
+      env: { ...process.env, DATABASE_URL: url.toString(), DATABASE_DIRECT_URL: '', DATABASE_POOL_MODE: '' },
+      encoding: 'utf8',
+      timeout: 30000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toMatch(/^Migration failed: DATABASE_URL \(.*\/kuko_no_such_database\): .*does not exist\n$/);
+  });
+
   it.each([
     ['the server', 'main.js'],
     ['the worker', 'worker.js'],

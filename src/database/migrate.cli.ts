@@ -1,6 +1,8 @@
 /** `npm run migration:run`: applies pending migrations and exits (start-up does the same). */
 import 'reflect-metadata';
 import { loadConfig } from '../config/app-config';
+import { SetupRefused } from './database-setup';
+import { describeDatabaseUrl } from './describe-url';
 import { runMigrations } from './migrations';
 import { resolveDatabase } from './resolve-database';
 
@@ -9,10 +11,13 @@ const say = (line: string) => process.stderr.write(`${line}\n`);
 async function main(): Promise<void> {
   const config = loadConfig();
   const { url, embedded } = await resolveDatabase(config, (line) => process.stdout.write(`${line}\n`));
+  const variable = config.databaseDirectUrl ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL';
+  const target = config.databaseDirectUrl ?? url;
   try {
-    const applied = await runMigrations(config.databaseDirectUrl ?? url, {
-      variable: config.databaseDirectUrl ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL',
-      log: { info: say, warn: say },
+    const applied = await runMigrations(target, { variable, log: { info: say, warn: say } }).catch((error: Error) => {
+      // Which database, as the server's start-up failures say it (a refused setup names it already).
+      if (error instanceof SetupRefused) throw error;
+      throw new Error(`${variable} (${describeDatabaseUrl(target)}): ${error.message}`, { cause: error });
     });
     process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'No pending migrations.\n');
   } finally {
