@@ -520,49 +520,6 @@ describe('production database settings (docs/operations.md)', () => {
           .send({ order_id: order.id, amount: 10 });
         expectSuccess(retry, 201);
       }, 60_000);
-
-      it("lets one merchant's unkeyed creates, queued on an uncommitted order, pin one instance's share", async () => {
-        await holder.query(
-          `INSERT INTO orders (id, merchant_id, environment, out_trade_no, amount, currency, subject)
-         VALUES ('ord_uncommitted', $1, 'test', 'HELD', 2990, 'USD', 'Held')`,
-          [hot.id],
-        );
-        const creates = [one, two].flatMap((instance) =>
-          Array.from({ length: 7 }, () =>
-            Promise.resolve(
-              instance
-                .http()
-                .post('/v1/orders')
-                .set('X-Api-Key', hot.testKey)
-                .send(orderBody({ out_trade_no: 'HELD' })),
-            ),
-          ),
-        );
-        const answered = Promise.all(creates);
-        await waitForLockWaiters(db.pool, 6);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        expect({ waiting: await lockWaiters(db.pool), slots: await sharedSlotsHeld() }).toEqual({
-          waiting: 6,
-          slots: 6,
-        });
-        await expectOtherServedAtOnce();
-
-        await holder.query('ROLLBACK');
-        const answers = await answered;
-        // The held order gone, one create made it; the others found it or were told to retry.
-        const made = answers.filter((answer) => answer.status === 201);
-        expect(made).toHaveLength(1);
-        for (const answer of answers) {
-          if (answer.status === 503) expectError(answer, 503, 'service_unavailable');
-          else
-            expect({ status: answer.status, id: answer.body.data.id }).toEqual({
-              status: answer.status,
-              id: made[0]!.body.data.id,
-            });
-        }
-        const { rows } = await db.pool.query(`SELECT count(*)::int AS n FROM orders WHERE out_trade_no = 'HELD'`);
-        expect(rows[0].n).toBe(1);
-      }, 60_000);
     },
   );
 

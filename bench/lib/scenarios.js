@@ -84,6 +84,22 @@ const createWithKeyPooled = {
   run: createOrders({ keyed: true, target: 'pooled' }),
 };
 
+/**
+ * The unkeyed creates, via PgBouncer (opt-in): how a change to the pooled path of a create
+ * without a transaction weighs, such as a shared write slot's claim (docs/decisions.md).
+ */
+const createWithoutKeyPooled = {
+  id: 'create-nokey-pooled',
+  title: 'create order, no Idempotency-Key, via PgBouncer',
+  short: 'create, no key, PgBouncer',
+  expect: '201',
+  primes: true,
+  target: 'pooled',
+  pooled: true,
+  optIn: true,
+  run: createOrders({ keyed: false, target: 'pooled' }),
+};
+
 const createWithoutKey = {
   id: 'create-nokey',
   title: 'create order, no Idempotency-Key',
@@ -177,6 +193,7 @@ const SCENARIOS = [
   createWithKey,
   peerCreateWithKey,
   createWithKeyPooled,
+  createWithoutKeyPooled,
   createWithoutKey,
   peerCreateWithoutKey,
   replay,

@@ -296,13 +296,13 @@ export class Db implements Connection {
    * competitor's uncommitted row with the same unique key makes it wait, holding its
    * connection. It takes a slot of the tenant's share, as a transaction does, so that
    * such waits can never take the connections other tenants need. In a transaction, fn
-   * just runs in it; behind a transaction pooler, in one of its own (SharedSlots).
+   * just runs in it.
    */
   write<T>(tenant: string, fn: () => Promise<T>): Promise<T> {
     if (this.current.getStore()) return fn();
-    // Behind a transaction pooler such a wait pins a server connection that every instance
-    // shares: it runs in a transaction, which takes one of the tenant's shared slots.
-    if (this.sharedSlots.covers(tenant)) return this.transaction(tenant, fn);
+    // Per process only, even behind a transaction pooler: it waits only behind another
+    // transaction's uncommitted row, and a shared slot's claim (BEGIN, the claim, COMMIT)
+    // cost the unkeyed create a quarter of its speed there (docs/decisions.md).
     return this.inSlot(tenant, Date.now() + ACQUIRE_TIMEOUT_MS, this.waitHooks(), fn);
   }
 

@@ -34,7 +34,7 @@ export class SharedSlots {
   constructor(private readonly perTenant: number) {}
 
   /** Whether the tenant's transactions take a shared slot. */
-  covers(tenant: string): boolean {
+  private covers(tenant: string): boolean {
     return this.perTenant > 0 && (isIdOf('mch', tenant) || tenant.startsWith('order:'));
   }
 
