@@ -280,12 +280,12 @@ export class Db implements Connection {
     const hooks = this.waitHooks(beforeWaiting);
     const claim = this.sharedSlots.claim(tenant);
     return this.inSlot(tenant, deadline, hooks, () =>
-      this.sharedSlots.run(tenant, deadline, hooks, (refusedBefore) =>
+      this.sharedSlots.run(tenant, deadline, hooks, (refusedRecently) =>
         this.withConnection((client, discard) =>
           // Where the pooler keeps prepared statements, the opening's named statements after
           // a refused claim fail unparsed, which leaves the connection's names in doubt (it
-          // is discarded): once refused, the claim goes on its own first.
-          this.runTransaction(client, discard, fn, opening, claim, refusedBefore && this.pipelined),
+          // is discarded): while the tenant is being refused, the claim goes on its own first.
+          this.runTransaction(client, discard, fn, opening, claim, refusedRecently && this.pipelined),
         ),
       ),
     );

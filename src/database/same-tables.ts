@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from './data-source-options';
 import { DbOptions, settingStatement } from './db';
 import { SetupRefused } from './database-setup';
+import { describeDatabaseUrl } from './describe-url';
 
 /** Where a URL's connections find the service's tables, with the settings requests run under. */
 interface TablesSeen {
@@ -27,7 +28,9 @@ const TABLES_SEEN = `SELECT extract(epoch FROM pg_postmaster_start_time())::text
  */
 export async function checkSameTables(pool: DataSource, options: DbOptions, directUrl: string): Promise<void> {
   const direct = new DataSource(dataSourceOptions(directUrl, { max: 1 }));
-  await direct.initialize();
+  await direct.initialize().catch((error: Error) => {
+    throw new Error(`DATABASE_DIRECT_URL (${describeDatabaseUrl(directUrl)}): ${error.message}`, { cause: error });
+  });
   let migrated: TablesSeen;
   try {
     [migrated] = (await direct.query(TABLES_SEEN)) as TablesSeen[];
@@ -35,7 +38,9 @@ export async function checkSameTables(pool: DataSource, options: DbOptions, dire
     await direct.destroy();
   }
   const served = await tablesSeenByRequests(pool, options);
-  if (served.server === migrated!.server && served.orders === migrated!.orders) return;
+  // A database copied from another (CREATE DATABASE … TEMPLATE) has the same table oids.
+  const same = (['server', 'database', 'orders'] as const).every((field) => served[field] === migrated![field]);
+  if (same) return;
   const where = (seen: TablesSeen) => `database "${seen.database}" (search_path ${seen.search_path})`;
   const found = served.orders === null ? 'no orders table' : 'another orders table';
   throw new SetupRefused(

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isIdOf } from '../common/ids';
 import { literal } from './literal';
 import { DatabaseBusyError, isSharedSlotTaken } from './pg-errors';
 
@@ -15,33 +14,46 @@ export interface SlotWaitHooks {
 }
 
 /**
+ * The provider's events about one order are applied one at a time anyway (each locks the
+ * order's row): two transactions across all instances are all they can use.
+ */
+const ORDER_SLOTS = 2;
+/** After a refusal, the tenant's next transactions send their claim on its own for this long. */
+const REFUSED_RECENTLY_MS = 1000;
+
+/**
  * A tenant's write slots across every instance, behind a transaction pooler. There the
  * instances lend the same server connections, and a write waiting on a lock pins one, so
  * the per-process share (Slots) no longer bounds what one tenant holds: two instances
  * could let it pin twice its share of the pooler's pool. So each of its transactions also
- * takes one of `perTenant` transaction-level advisory locks (the function
+ * takes one of its tenant's transaction-level advisory locks (the function
  * kuko_take_write_slot, sent with BEGIN), which only the database can count across
  * instances (docs/decisions.md, "Write slots, shared out by tenant").
  *
  * Only the tenants whose writes queue on a merchant's rows, from outside and so from
- * every instance at once: a merchant's own requests (its id) and the provider's events
- * about one order (`order:<id>`), which the function counts among the order's merchant's
- * slots. The service's own work (notifications, the purge, the admin API, events naming
- * no order) is bounded per instance by its own settings.
+ * every instance at once: a merchant's own requests (its id: `perMerchant` slots) and the
+ * provider's events about one order (`order:<id>`: ORDER_SLOTS). The service's own work
+ * (notifications, the purge, the admin API, events naming no order) is bounded per
+ * instance by its own settings.
  */
 export class SharedSlots {
-  /** `perTenant` 0: none taken (session pooling, where each instance's connections are its own). */
-  constructor(private readonly perTenant: number) {}
+  /** When each tenant was last refused (see REFUSED_RECENTLY_MS); cleared by its next success. */
+  private readonly refusedAt = new Map<string, number>();
 
-  /** Whether the tenant's transactions take a shared slot. */
-  private covers(tenant: string): boolean {
-    return this.perTenant > 0 && (isIdOf('mch', tenant) || tenant.startsWith('order:'));
+  /** `perMerchant` 0: none taken (session pooling, where each instance's connections are its own). */
+  constructor(private readonly perMerchant: number) {}
+
+  private slotsOf(tenant: string): number {
+    if (this.perMerchant === 0) return 0;
+    if (tenant.startsWith('mch_')) return this.perMerchant;
+    if (tenant.startsWith('order:')) return Math.min(ORDER_SLOTS, this.perMerchant);
+    return 0;
   }
 
   /** The statement to send with BEGIN that takes one of the tenant's slots, if it takes any. */
   claim(tenant: string): string[] {
-    if (!this.covers(tenant)) return [];
-    return [`SELECT kuko_take_write_slot(${literal(tenant)}, ${this.perTenant})`];
+    const slots = this.slotsOf(tenant);
+    return slots === 0 ? [] : [`SELECT kuko_take_write_slot(${literal(tenant)}, ${slots})`];
   }
 
   /**
@@ -49,20 +61,24 @@ export class SharedSlots {
    * (SQLSTATE KUW01) comes before anything else of the transaction ran, and its connection
    * goes back to the pool while it waits, so that other tenants' requests have it. The
    * waits grow from 25 to 250 ms, with jitter, until `deadline`, then 503. `start` is told
-   * whether it was refused before, so that it can send its claim on its own (Db).
+   * whether the tenant was refused just before, so that it can send its claim on its own (Db).
    */
   async run<T>(
     tenant: string,
     deadline: number,
     hooks: SlotWaitHooks,
-    start: (refusedBefore: boolean) => Promise<T>,
+    start: (refusedRecently: boolean) => Promise<T>,
   ): Promise<T> {
-    if (!this.covers(tenant)) return start(false);
-    for (let pause = 25, refused = false; ; pause = Math.min(pause * 2, 250), refused = true) {
+    if (this.slotsOf(tenant) === 0) return start(false);
+    for (let pause = 25; ; pause = Math.min(pause * 2, 250)) {
+      const refused = this.refusedAt.get(tenant);
       try {
-        return await start(refused);
+        const result = await start(refused !== undefined && Date.now() - refused < REFUSED_RECENTLY_MS);
+        if (refused !== undefined) this.refusedAt.delete(tenant);
+        return result;
       } catch (error) {
         if (!isSharedSlotTaken(error)) throw error;
+        this.refusedAt.set(tenant, Date.now());
       }
       await hooks.beforeWaiting();
       const wait = pause / 2 + Math.random() * (pause / 2);

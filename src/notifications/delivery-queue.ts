@@ -49,6 +49,13 @@ const RESTART_DELAY_MS = 2000;
 const RELAY_MS = 100;
 /** How often a relay that keeps failing says so again. */
 const RELAY_FAILURE_LOG_MS = 30_000;
+/**
+ * graphile-worker's lines that come back on a timer while the database is away (each
+ * poll, each reset of locked jobs, each reconnection): throttled. Every other line of
+ * the queue (a task that failed, a release that did not happen) is said each time.
+ */
+const REPEATING_QUEUE_LINES =
+  /^(Error occurred fetching jobs|Error occurred during fetch|Failed to reset locked|Error with notify listener|PostgreSQL (idle|active) client generated error)/;
 const RELAY_BATCH = 500;
 
 @Injectable()
@@ -228,11 +235,11 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     }
   }
 
-  /** The queue's own lines; the ones it repeats every second while the database is away, throttled. */
+  /** The queue's own lines; the ones it repeats on a timer while the database is away, throttled. */
   private queueLogger(): QueueLogger {
     return new QueueLogger(() => (level, message) => {
       if (level !== 'error' && level !== 'warning') return this.logger.debug?.(message);
-      const line = this.queueLines.line(message);
+      const line = REPEATING_QUEUE_LINES.test(message) ? this.queueLines.line(message) : message;
       if (line === null) return;
       if (level === 'error') this.logger.error(line);
       else this.logger.warn(line);
