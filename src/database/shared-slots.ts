@@ -5,8 +5,9 @@ import { DatabaseBusyError, isSharedSlotTaken } from './pg-errors';
 /** What a transaction's caller and its Db hear while it waits for a slot. */
 export interface SlotWaitHooks {
   /**
-   * Called once, before the first wait for any slot: the caller may throw instead of
-   * waiting (a twin of an Idempotency-Key in flight answers 409 at once).
+   * Called before each wait for a slot (Db's asks its caller only the first time): the
+   * caller may throw instead of waiting (a twin of an Idempotency-Key in flight answers 409
+   * at once).
    */
   beforeWaiting(): Promise<void>;
   /** +1 when a wait begins, -1 when it ends: the pool's `waiting` gauge. */
@@ -37,7 +38,7 @@ const REFUSED_RECENTLY_MS = 1000;
  * instance by its own settings.
  */
 export class SharedSlots {
-  /** When each tenant was last refused (see REFUSED_RECENTLY_MS); cleared by its next success. */
+  /** When each tenant was last refused (REFUSED_RECENTLY_MS): cleared by its next success, or by later refusals. */
   private readonly refusedAt = new Map<string, number>();
 
   /** `perMerchant` 0: none taken (session pooling, where each instance's connections are its own). */
@@ -48,6 +49,13 @@ export class SharedSlots {
     if (tenant.startsWith('mch_')) return this.perMerchant;
     if (tenant.startsWith('order:')) return Math.min(ORDER_SLOTS, this.perMerchant);
     return 0;
+  }
+
+  /** Notes a refusal; refusals past REFUSED_RECENTLY_MS are forgotten, so the map stays small. */
+  private refused(tenant: string): void {
+    const now = Date.now();
+    for (const [other, at] of this.refusedAt) if (now - at >= REFUSED_RECENTLY_MS) this.refusedAt.delete(other);
+    this.refusedAt.set(tenant, now);
   }
 
   /** The statement to send with BEGIN that takes one of the tenant's slots, if it takes any. */
@@ -78,7 +86,7 @@ export class SharedSlots {
         return result;
       } catch (error) {
         if (!isSharedSlotTaken(error)) throw error;
-        this.refusedAt.set(tenant, Date.now());
+        this.refused(tenant);
       }
       await hooks.beforeWaiting();
       const wait = pause / 2 + Math.random() * (pause / 2);
