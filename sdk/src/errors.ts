@@ -122,7 +122,12 @@ export function errorFromAnswer({ status, headers, body, idempotencyKey }: Error
     // still say what happened; the class follows the status.
     return byStatus(status, fields);
   }
-  const message = `The server answered ${status} without a KukoPay error body.`;
+  // A redirect (an http→https load balancer, a moved host) is not followed: a POST's body
+  // and key might not survive it. Its target is what the caller needs to fix baseUrl.
+  const location = status >= 300 && status < 400 ? headers.location : undefined;
+  const message = location
+    ? `The server answered ${status}, a redirect to ${location}, which this client does not follow: set baseUrl to the address the API is served at.`
+    : `The server answered ${status} without a KukoPay error body.`;
   return byStatus(status, { message, status, code: null, param: null, requestId, idempotencyKey, headers });
 }
 
@@ -141,7 +146,6 @@ function isErrorBody(body: unknown): body is ApiErrorBody {
   );
 }
 
-/** The body's request_id, when a proxy dropped the X-Request-Id header. */
 /** The body's `request_id`, for an answer whose X-Request-Id header a proxy dropped. */
 export function requestIdOf(body: unknown): string | null {
   const id = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).request_id : undefined;

@@ -280,6 +280,18 @@ describe('the request sender (against a scripted server on 127.0.0.1)', () => {
     expect(proxied.requests).toHaveLength(2);
   });
 
+  it('names the target of a redirect it does not follow, without retrying', async () => {
+    const { kuko, requests } = await client([
+      { status: 301, headers: { Location: 'https://payments.example.com/v1/orders' }, body: '' },
+    ]);
+    await expect(kuko.orders.create(ORDER_PARAMS)).rejects.toMatchObject({
+      name: 'KukoPayInvalidRequestError',
+      status: 301,
+      message: expect.stringContaining('a redirect to https://payments.example.com/v1/orders'),
+    });
+    expect(requests).toHaveLength(1);
+  });
+
   it("takes a success's request id from its body when a proxy emptied the header", async () => {
     const { kuko } = await client([
       { status: 200, headers: { 'X-Request-Id': '' }, body: { data: ORDER, request_id: 'req_b' } },
