@@ -4,6 +4,7 @@ import type { DataSource, DataSourceOptions } from 'typeorm';
 import type { AppConfig } from '../config/app-config';
 import { dataSourceOptions, SESSION_SETTINGS, transactionSettings } from './data-source-options';
 import { DbOptions, settingStatement } from './db';
+import { describeDatabaseUrl } from './describe-url';
 import { literal } from './literal';
 
 /**
@@ -49,6 +50,18 @@ export async function checkDatabaseSetup(dataSource: DataSource, options: DbOpti
 
 /** A database that answers but is set up so that the service must not run on it. */
 export class SetupRefused extends Error {}
+
+/**
+ * A start-up failure that says which of the two URLs it came from, without its password:
+ * the server, `npm run migration:run` and the start-up checks word it alike. A refused
+ * setup already names its variable, and stays a SetupRefused: it is not retried.
+ */
+export function failedOn(variable: DatabaseUrlVariable, url: string): (error: unknown) => never {
+  return (error) => {
+    if (error instanceof SetupRefused) throw error;
+    throw new Error(`${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`, { cause: error });
+  };
+}
 
 /**
  * Behind a transaction pooler the settings are applied with every statement, not at

@@ -1,8 +1,7 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, SetupRefused } from './database-setup';
-import { describeDatabaseUrl } from './describe-url';
+import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, failedOn, SetupRefused } from './database-setup';
 import { Db, DB_OPTIONS } from './db';
 import { runMigrations } from './migrations';
 import { checkSameTables } from './same-tables';
@@ -60,14 +59,3 @@ export class DatabaseModule {
 }
 
 const migrationsLogger = new Logger('Migrations');
-
-/**
- * A start-up failure that says which of the two URLs it came from, without its password.
- * A refused setup already names its variable, and stays a SetupRefused: it is not retried.
- */
-function failedOn(variable: string, url: string): (error: unknown) => never {
-  return (error) => {
-    if (error instanceof SetupRefused) throw error;
-    throw new Error(`${variable} (${describeDatabaseUrl(url)}): ${(error as Error).message}`, { cause: error });
-  };
-}

@@ -1,8 +1,7 @@
 /** `npm run migration:run`: applies pending migrations and exits (start-up does the same). */
 import 'reflect-metadata';
 import { loadConfig } from '../config/app-config';
-import { SetupRefused } from './database-setup';
-import { describeDatabaseUrl } from './describe-url';
+import { failedOn } from './database-setup';
 import { runMigrations } from './migrations';
 import { resolveDatabase } from './resolve-database';
 
@@ -14,11 +13,10 @@ async function main(): Promise<void> {
   const variable = config.databaseDirectUrl ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL';
   const target = config.databaseDirectUrl ?? url;
   try {
-    const applied = await runMigrations(target, { variable, log: { info: say, warn: say } }).catch((error: Error) => {
-      // Which database, as the server's start-up failures say it (a refused setup names it already).
-      if (error instanceof SetupRefused) throw error;
-      throw new Error(`${variable} (${describeDatabaseUrl(target)}): ${error.message}`, { cause: error });
-    });
+    // Which database, as the server's start-up failures say it.
+    const applied = await runMigrations(target, { variable, log: { info: say, warn: say } }).catch(
+      failedOn(variable, target),
+    );
     process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'No pending migrations.\n');
   } finally {
     await embedded?.stop();

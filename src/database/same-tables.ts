@@ -2,8 +2,7 @@ import type { PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from './data-source-options';
 import { DbOptions, settingStatement } from './db';
-import { SetupRefused } from './database-setup';
-import { describeDatabaseUrl } from './describe-url';
+import { failedOn, SetupRefused } from './database-setup';
 
 /** Where a URL's connections find the service's tables, with the settings requests run under. */
 interface TablesSeen {
@@ -28,9 +27,7 @@ const TABLES_SEEN = `SELECT extract(epoch FROM pg_postmaster_start_time())::text
  */
 export async function checkSameTables(pool: DataSource, options: DbOptions, directUrl: string): Promise<void> {
   const direct = new DataSource(dataSourceOptions(directUrl, { max: 1 }));
-  await direct.initialize().catch((error: Error) => {
-    throw new Error(`DATABASE_DIRECT_URL (${describeDatabaseUrl(directUrl)}): ${error.message}`, { cause: error });
-  });
+  await direct.initialize().catch(failedOn('DATABASE_DIRECT_URL', directUrl));
   let migrated: TablesSeen;
   try {
     [migrated] = (await direct.query(TABLES_SEEN)) as TablesSeen[];
