@@ -159,22 +159,31 @@ describe('start-up (docs/operations.md)', () => {
   });
 
   it.each([
-    ['the server', 'main.js'],
-    ['the worker', 'worker.js'],
-  ])(
+    ['the server', 'main.js', 'stdout', 'SIGTERM received while starting: stopping before serving'],
+    ['the worker', 'worker.js', 'stdout', 'SIGTERM received while starting: stopping before serving'],
+    [
+      'npm run migration:run',
+      join('database', 'migrate.cli.js'),
+      'stderr',
+      'SIGTERM received: npm run migration:run stopped; what it committed stays',
+    ],
+  ] as const)(
     '%s says so and exits as the signal would when SIGTERM comes while it waits for the migration lock',
-    async (_name, entry) => {
+    async (_name, entry, stream, said) => {
       const db = await createTestDatabase();
       const holder = await db.pool.connect();
       try {
         await holder.query(`SELECT pg_advisory_lock(${lockArgs(ADVISORY_LOCKS.migrations)})`);
-        const { child, exited, output, seen } = spawnWatched(process.execPath, [join(__dirname, '..', 'dist', entry)], {
-          env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...databaseEnv(db.url) },
-        });
+        const { child, exited, output, seen } = spawnWatched(
+          process.execPath,
+          [join(__dirname, '..', 'dist', entry)],
+          { env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...databaseEnv(db.url) } },
+          stream,
+        );
         await seen('for the migration lock');
         child.kill('SIGTERM');
         expect(await exited).toBe(143);
-        expect(output()).toContain('SIGTERM received while starting: stopping before serving');
+        expect(output()).toContain(said);
       } finally {
         holder.release();
         await db.drop();
@@ -323,6 +332,45 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 
+  // The one-shot commands start the embedded PostgreSQL in a session of its own too. Node's
+  // default action on SIGTERM exited at once, silently, and left it running.
+  it.each([
+    ['npm run migration:run', join('database', 'migrate.cli.js')],
+    ['npm run purge', join('idempotency', 'purge.cli.js')],
+  ])(
+    'without DATABASE_URL, %s stopped by SIGTERM stops its PostgreSQL and exits 143 in one line',
+    async (command, script) => {
+      const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
+      const pidFile = join(home, '.data', 'pg', 'postmaster.pid');
+      const postmaster = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : null);
+      try {
+        const first = await startServerProcess({ DATABASE_URL: '' }, home);
+        first.child.kill('SIGTERM');
+        expect(await first.exited).toBe(0);
+        const child = spawn(process.execPath, [join(__dirname, '..', 'dist', script)], {
+          cwd: home,
+          env: { ...process.env, DATABASE_URL: '', DATABASE_DIRECT_URL: '', DATABASE_POOL_MODE: '' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (chunk) => (stderr += chunk));
+        child.stdout.resume();
+        const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+        while (!existsSync(pidFile)) await new Promise((resolve) => setTimeout(resolve, 5));
+        child.kill('SIGTERM');
+        expect(await exited).toBe(143);
+        expect(stderr).toContain(`SIGTERM received: ${command} stopped; what it committed stays`);
+        expect(stderr).not.toMatch(/failed/i);
+        const pid = postmaster();
+        expect(pid === null || !isAlive(pid)).toBe(true);
+      } finally {
+        const pid = postmaster();
+        if (pid !== null && isAlive(pid)) process.kill(pid, 'SIGINT');
+        rmSync(home, { recursive: true, force: true });
+      }
+    },
+  );
+
   // The terminal sends Ctrl-C's SIGINT to the whole foreground process group. PostgreSQL,
   // in the server's group, would take it as a fast shutdown at once, ending the sessions of
   // the requests the server is draining.
@@ -430,13 +478,14 @@ describe('start-up (docs/operations.md)', () => {
   });
 });
 
-/** A process whose stdout is gathered, with a way to wait until it has printed something. */
-function spawnWatched(command: string, args: string[], options: SpawnOptions) {
+/** A process whose stdout (or stderr) is gathered, with a way to wait until it has printed something. */
+function spawnWatched(command: string, args: string[], options: SpawnOptions, stream: 'stdout' | 'stderr' = 'stdout') {
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   let output = '';
   const waiters: { text: string; resolve: () => void }[] = [];
-  child.stdout!.on('data', (chunk) => {
+  child[stream === 'stdout' ? 'stderr' : 'stdout']!.resume();
+  child[stream]!.on('data', (chunk) => {
     output += chunk;
     for (const waiter of waiters.filter(({ text }) => output.includes(text))) waiter.resolve();
   });

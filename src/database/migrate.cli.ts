@@ -3,13 +3,16 @@ import 'reflect-metadata';
 import { loadConfig } from '../config/app-config';
 import { failedOn } from './database-setup';
 import { runMigrations } from './migrations';
-import { resolveDatabase } from './resolve-database';
+import { stopOnSignal } from './one-shot-stop';
+import { StartingDatabase } from './resolve-database';
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
+const starting = new StartingDatabase();
+const signals = stopOnSignal('npm run migration:run', starting, say);
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const { url, embedded } = await resolveDatabase(config, (line) => process.stdout.write(`${line}\n`));
+  const { url, embedded } = await starting.resolve(config, (line) => process.stdout.write(`${line}\n`));
   const variable = config.databaseDirectUrl ? 'DATABASE_DIRECT_URL' : 'DATABASE_URL';
   const target = config.databaseDirectUrl ?? url;
   try {
@@ -24,6 +27,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // Stopped by a signal: its line said so, and the database going away is our own doing.
+  if (signals.received) return;
   process.stderr.write(`Migration failed: ${error instanceof Error ? error.message : String(error)}\n`);
   process.exit(1);
 });

@@ -8,13 +8,18 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/app-config';
 import { checkDatabaseSetup, dataSourceFor, dbOptions } from '../database/database-setup';
-import { resolveDatabase } from '../database/resolve-database';
+import { stopOnSignal } from '../database/one-shot-stop';
+import { StartingDatabase } from '../database/resolve-database';
 import { describePurge, IdempotencyPurgeService, purgeFailureDetail } from './idempotency-purge.service';
 
+// stderr, so that stdout carries only the result.
+const say = (line: string) => process.stderr.write(`${line}\n`);
+const starting = new StartingDatabase();
+const signals = stopOnSignal('npm run purge', starting, say);
+
 async function main(): Promise<void> {
-  // stderr, so that stdout carries only the result.
   const config = loadConfig();
-  const { url, embedded } = await resolveDatabase(config, (line) => process.stderr.write(`${line}\n`));
+  const { url, embedded } = await starting.resolve(config, say);
   // The service's own way to the database: behind a pooler, DATABASE_URL's settings and
   // the limits apply to the purge's statements too, checked the same way at start.
   const options = { ...dbOptions(url, config), poolSize: 1 };
@@ -37,6 +42,8 @@ function warnNotClosed(error: unknown): void {
 }
 
 main().catch((error: unknown) => {
+  // Stopped by a signal: its line said so, and the database going away is our own doing.
+  if (signals.received) return;
   // What the run removed before it failed stays removed, and is said.
   process.stderr.write(`Purge failed${purgeFailureDetail(error)}\n`);
   process.exit(1);
