@@ -121,6 +121,8 @@ describe('start-up (docs/operations.md)', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(.*\/kuko_no_such_database\): .*does not exist/);
     expect(`${result.stdout}${result.stderr}`).not.toMatch(/Retrying/);
+    // Said once: Nest's own report of the failed start is not written beside it.
+    expect(`${result.stdout}${result.stderr}`.match(/does not exist/g)).toHaveLength(1);
   });
 
   it('npm run migration:run applies the migrations once, then has nothing to do', async () => {

@@ -27,6 +27,14 @@ const FRAMEWORK_CONTEXTS = new Set([
   'NestApplication',
 ]);
 
+/**
+ * Nest's report of a failed start (NestFactory's ExceptionHandler). With `abortOnError:
+ * false` Nest also throws the error on, and whoever started it (main.ts, worker.ts) says
+ * why in its one `Failed to start:` line; written here too, every refused start said it
+ * twice.
+ */
+const REPORTED_BY_THE_CALLER = 'ExceptionHandler';
+
 /** Nest's LoggerService on top of pino, so framework messages are JSON lines too. */
 export class NestPinoLogger implements LoggerService {
   constructor(private readonly root: Logger) {}
@@ -35,6 +43,7 @@ export class NestPinoLogger implements LoggerService {
     this.write(context !== undefined && FRAMEWORK_CONTEXTS.has(context) ? 'debug' : 'info', message, context);
   }
   error(message: unknown, trace?: string, context?: string) {
+    if ((context ?? trace) === REPORTED_BY_THE_CALLER) return;
     this.write('error', message, context ?? trace);
   }
   warn(message: unknown, context?: string) {
@@ -52,8 +61,8 @@ export class NestPinoLogger implements LoggerService {
 
   private write(level: 'info' | 'error' | 'warn' | 'debug' | 'trace' | 'fatal', message: unknown, context?: string) {
     if (message instanceof Error) {
-      // Nest hands over the error itself (a failed start-up): its message is not an own
-      // enumerable field, so it would be lost below. The stack stays for LOG_LEVEL=debug.
+      // Nest may hand over the error itself: its message is not an own enumerable field,
+      // so it would be lost below. The stack stays for LOG_LEVEL=debug.
       this.root[level]({ context }, message.message);
       this.root.debug({ context, stack: message.stack }, 'where it was thrown');
     } else if (typeof message === 'object' && message !== null) {
