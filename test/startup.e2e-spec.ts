@@ -298,14 +298,8 @@ describe('start-up (docs/operations.md)', () => {
     ['while its embedded PostgreSQL starts', 'postmaster.pid'],
     ['while it connects to that PostgreSQL', 'dependencies initialized'],
   ])('without DATABASE_URL, SIGTERM %s stops that PostgreSQL and exits 143 in one line', async (_when, cue) => {
-    const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
-    const pidFile = join(home, '.data', 'pg', 'postmaster.pid');
-    const postmaster = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : null);
+    const { home, postmasterStarted, postmasterStopped, cleanUp } = await checkoutThatHasRun();
     try {
-      // A checkout that has run before: its cluster exists, so the next start only starts it.
-      const first = await startServerProcess({ DATABASE_URL: '' }, home);
-      first.child.kill('SIGTERM');
-      expect(await first.exited).toBe(0);
       const { child, exited, output, seen } = spawnWatched(
         process.execPath,
         [join(__dirname, '..', 'dist', 'main.js')],
@@ -315,7 +309,7 @@ describe('start-up (docs/operations.md)', () => {
         },
       );
       if (cue === 'postmaster.pid') {
-        while (!existsSync(pidFile)) await new Promise((resolve) => setTimeout(resolve, 5));
+        await postmasterStarted();
       } else {
         await seen(cue);
       }
@@ -325,12 +319,9 @@ describe('start-up (docs/operations.md)', () => {
         .split('\n')
         .filter((line) => /"level":"(warn|error|fatal)"/.test(line));
       expect(warnings).toEqual([expect.stringContaining('SIGTERM received while starting: stopping before serving')]);
-      const pid = postmaster();
-      expect(pid === null || !isAlive(pid)).toBe(true);
+      expect(postmasterStopped()).toBe(true);
     } finally {
-      const pid = postmaster();
-      if (pid !== null && isAlive(pid)) process.kill(pid, 'SIGINT');
-      rmSync(home, { recursive: true, force: true });
+      cleanUp();
     }
   });
 
@@ -342,13 +333,8 @@ describe('start-up (docs/operations.md)', () => {
   ])(
     'without DATABASE_URL, %s stopped by SIGTERM stops its PostgreSQL and exits 143 in one line',
     async (command, script) => {
-      const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
-      const pidFile = join(home, '.data', 'pg', 'postmaster.pid');
-      const postmaster = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : null);
+      const { home, postmasterStarted, postmasterStopped, cleanUp } = await checkoutThatHasRun();
       try {
-        const first = await startServerProcess({ DATABASE_URL: '' }, home);
-        first.child.kill('SIGTERM');
-        expect(await first.exited).toBe(0);
         const child = spawn(process.execPath, [join(__dirname, '..', 'dist', script)], {
           cwd: home,
           env: { ...process.env, DATABASE_URL: '', DATABASE_DIRECT_URL: '', DATABASE_POOL_MODE: '' },
@@ -358,17 +344,14 @@ describe('start-up (docs/operations.md)', () => {
         child.stderr.on('data', (chunk) => (stderr += chunk));
         child.stdout.resume();
         const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-        while (!existsSync(pidFile)) await new Promise((resolve) => setTimeout(resolve, 5));
+        await postmasterStarted();
         child.kill('SIGTERM');
         expect(await exited).toBe(143);
         expect(stderr).toContain(`SIGTERM received: ${command} stopped; what it committed stays`);
         expect(stderr).not.toMatch(/failed/i);
-        const pid = postmaster();
-        expect(pid === null || !isAlive(pid)).toBe(true);
+        expect(postmasterStopped()).toBe(true);
       } finally {
-        const pid = postmaster();
-        if (pid !== null && isAlive(pid)) process.kill(pid, 'SIGINT');
-        rmSync(home, { recursive: true, force: true });
+        cleanUp();
       }
     },
   );
@@ -479,6 +462,41 @@ describe('start-up (docs/operations.md)', () => {
     }
   });
 });
+
+/**
+ * A checkout that has run before: its cluster exists, so the next start only starts it.
+ * The waits and checks read its postmaster.pid; cleanUp ends a postmaster left running.
+ */
+async function checkoutThatHasRun() {
+  const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
+  const pidFile = join(home, '.data', 'pg', 'postmaster.pid');
+  const postmaster = () => (existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : null);
+  const cleanUp = () => {
+    const pid = postmaster();
+    if (pid !== null && isAlive(pid)) process.kill(pid, 'SIGINT');
+    rmSync(home, { recursive: true, force: true });
+  };
+  try {
+    const first = await startServerProcess({ DATABASE_URL: '' }, home);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+  } catch (error) {
+    cleanUp();
+    throw error;
+  }
+  return {
+    home,
+    /** Resolves once a new start has written postmaster.pid (PostgreSQL starting, not yet ready). */
+    postmasterStarted: async () => {
+      while (!existsSync(pidFile)) await new Promise((resolve) => setTimeout(resolve, 5));
+    },
+    postmasterStopped: () => {
+      const pid = postmaster();
+      return pid === null || !isAlive(pid);
+    },
+    cleanUp,
+  };
+}
 
 /** A process whose stdout (or stderr) is gathered, with a way to wait until it has printed something. */
 function spawnWatched(command: string, args: string[], options: SpawnOptions, stream: 'stdout' | 'stderr' = 'stdout') {
