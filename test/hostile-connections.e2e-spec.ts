@@ -145,6 +145,12 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
         400,
         'malformed_request',
       ],
+      [
+        'HTTP/1.0 with Transfer-Encoding, which it does not have',
+        'POST /v1/orders HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+        400,
+        'malformed_request',
+      ],
       ['CONNECT', 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n', 404, 'route_not_found'],
     ])('%s', async (_name, request, status, error) => {
       expectRawError(await rawExchange(port, [request]), status, error);
@@ -372,6 +378,27 @@ describe('hostile connections and encodings (docs/operations.md)', () => {
           await holder.query('ROLLBACK').catch(() => undefined);
           holder.release();
         }
+      },
+    );
+
+    // Node's parser stops reading what came with a request asking to switch protocols: the
+    // create behind it was neither served nor answered, and the connection stayed open
+    // until the keep-alive timeout (72 s).
+    it.each(['h2c', 'websocket'])(
+      'closes the connection after answering a request asking to upgrade to %s, so a request behind it is sent again',
+      async (protocol) => {
+        const body = orderBody();
+        const text = JSON.stringify(body);
+        const auth = `Host: x\r\nX-Api-Key: ${merchant.testKey}\r\n`;
+        const exchange = await rawText(port, [
+          `GET /v1/account HTTP/1.1\r\n${auth}Connection: Upgrade\r\nUpgrade: ${protocol}\r\n\r\n` +
+            `POST /v1/orders HTTP/1.1\r\n${auth}Content-Type: application/json\r\n` +
+            `Content-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+        ]);
+        expect([...exchange.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((match) => Number(match[1]))).toEqual([200]);
+        expect(exchange).toMatch(/\r\nconnection: close\r\n/i);
+        const created = await t.db.pool.query('SELECT 1 FROM orders WHERE out_trade_no = $1', [body.out_trade_no]);
+        expect(created.rows).toHaveLength(0);
       },
     );
 

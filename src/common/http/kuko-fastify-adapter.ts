@@ -10,6 +10,7 @@ import { Connections } from './connections';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
 import {
   framesBody,
+  asksToUpgrade,
   framingRefusal,
   refuseCodings,
   refuseSecondContentType,
@@ -130,6 +131,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
         reply.header('Connection', 'close');
         return sendApiResponse(reply, toErrorResponse(framing, request.id));
       }
+      if (asksToUpgrade(request.raw)) reply.header('Connection', 'close');
       // A URL that matches no route (or a route that is absent here, absentRoutePrefixes)
       // is answered route_not_found before its body is read, whatever the body: no
       // invalid_json, 415 or 413 for a request that is wrong anyway, and no 100 Continue.

@@ -8,6 +8,16 @@ import { isIPv6 } from 'node:net';
 import { DomainError } from '../errors/domain-error';
 import { headerLines } from './header-lines';
 
+/**
+ * Whether the request asks to switch protocols (`Upgrade`, RFC 9110 §7.8), which this
+ * server ignores. Node's parser, told so, stops reading the bytes that came with that
+ * request: a request pipelined behind it would wait, unanswered, until the keep-alive
+ * timeout. So the connection closes after the answer, and the client sends it again.
+ */
+export function asksToUpgrade(request: IncomingMessage): boolean {
+  return request.headers.upgrade !== undefined;
+}
+
 /** Whether the request says a body follows (a length above zero, or a transfer coding). */
 export function framesBody(request: IncomingMessage): boolean {
   return request.headers['transfer-encoding'] !== undefined || Number(request.headers['content-length'] ?? 0) > 0;
@@ -17,8 +27,9 @@ export function framesBody(request: IncomingMessage): boolean {
  * What Node's parser lets through but HTTP/1.1 does not: a request line naming HTTP/2.0 or
  * HTTP/0.9 (which it reads as if it were 1.x, where it refuses 1.2 or 3.0), exactly one Host
  * header with a valid value (RFC 9112 §3.2), and never Content-Length beside
- * Transfer-Encoding (§6.1), which Node refuses for a coding but not for an empty value. Two
- * ways to frame one body are how requests get smuggled past a proxy that reads the other one.
+ * Transfer-Encoding (§6.1), which Node refuses for a coding but not for an empty value, nor
+ * Transfer-Encoding in HTTP/1.0. Two ways to frame one body are how requests get smuggled
+ * past a proxy that reads the other one.
  */
 export function framingRefusal(request: IncomingMessage): DomainError | null {
   if (request.httpVersionMajor !== 1) {
@@ -29,6 +40,14 @@ export function framingRefusal(request: IncomingMessage): DomainError | null {
   }
   if (request.headers['transfer-encoding'] !== undefined && request.headers['content-length'] !== undefined) {
     return new DomainError('malformed_request', 'The request has both Transfer-Encoding and Content-Length.');
+  }
+  // HTTP/1.0 has no transfer codings: a proxy of that version frames such a body another
+  // way, so its framing is faulty (RFC 9112 §6.1), and the connection must not be reused.
+  if (request.httpVersion === '1.0' && request.headers['transfer-encoding'] !== undefined) {
+    return new DomainError(
+      'malformed_request',
+      'An HTTP/1.0 request cannot be framed by Transfer-Encoding: send Content-Length, or speak HTTP/1.1.',
+    );
   }
   const hosts = headerLines(request.rawHeaders, 'host').length;
   if (hosts > 1) return new DomainError('malformed_request', 'The request has more than one Host header.');
