@@ -9,7 +9,7 @@ import { createApp } from './app.factory';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startupSummary } from './common/logging/startup-summary';
 import { startFailureText } from './common/logging/start-failure';
-import { STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
+import { drainThenExit, STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig, LogLevel } from './config/app-config';
 import { assertListenable, listenFailureHint } from './config/listen-address';
 import { EmbeddedDatabase } from './database/embedded-postgres';
@@ -39,21 +39,12 @@ async function main(): Promise<void> {
   // A signal came while the database started: its handler stops it and exits.
   if (stopSignals.received) return;
   const app = await createApp({ config, databaseUrl: database.url });
-  const shutdown = async (signal: string) => {
-    logger.log(`${signal} received: finishing in-flight requests (at most ${config.shutdownTimeoutMs} ms)`);
-    // A client that never finishes its request must not hold the process: after the
-    // deadline it exits anyway. PostgreSQL rolls back whatever was still open.
-    const deadline = setTimeout(() => {
-      logger.warn(
-        `requests or notification attempts in flight outlasted SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs}; exiting now`,
-      );
-      void (embedded?.stop() ?? Promise.resolve()).finally(() => process.exit(1));
-    }, config.shutdownTimeoutMs);
-    deadline.unref();
-    await app.close();
-    await embedded?.stop();
-    process.exit(0);
-  };
+  const shutdown = drainThenExit(logger, {
+    inFlight: 'requests and notification attempts',
+    timeoutMs: config.shutdownTimeoutMs,
+    close: () => app.close(),
+    stopDatabase: async () => embedded?.stop(),
+  });
   stopSignals.onStop((signal) => void shutdown(signal));
 
   await app.listen({ port: config.port, host: config.host });

@@ -1,8 +1,8 @@
 /**
  * `npm run worker`: notification delivery alone, without the HTTP server (scale delivery
  * apart from the API; run the API instances with NOTIFY_WORKERS=off). Same environment as
- * `npm start`; stops on SIGTERM/SIGINT/SIGHUP after the attempts in flight (before them
- * while still starting).
+ * `npm start`; stops on SIGTERM/SIGINT/SIGHUP after the attempts in flight, for at most
+ * SHUTDOWN_TIMEOUT_MS (before them while still starting).
  */
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
@@ -10,7 +10,7 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startFailureText } from './common/logging/start-failure';
-import { STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
+import { drainThenExit, STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig, LogLevel } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { StartingDatabase } from './database/resolve-database';
@@ -41,12 +41,12 @@ async function main(): Promise<void> {
     abortOnError: false,
   });
   await app.init();
-  const shutdown = async (signal: string) => {
-    logger.log(`${signal} received: finishing the attempts in flight`);
-    await app.close();
-    await embedded?.stop();
-    process.exit(0);
-  };
+  const shutdown = drainThenExit(logger, {
+    inFlight: 'notification attempts',
+    timeoutMs: config.shutdownTimeoutMs,
+    close: () => app.close(),
+    stopDatabase: async () => embedded?.stop(),
+  });
   stopSignals.onStop((signal) => void shutdown(signal));
   logger.log('Delivering notifications (no HTTP server in this process)');
 }

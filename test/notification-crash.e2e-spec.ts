@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { startClusterProcess } from './support/cluster-client.cjs';
-import { createTestDatabase } from './support/database';
+import { createTestDatabase, databaseEnv } from './support/database';
 import { NOTIFY_ENV } from './support/notifications';
 import {
   DELIVER_TASK,
@@ -160,6 +162,43 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
       await t.close();
     }
   }, 90000);
+
+  // `npm run worker` waited for its attempt as long as NOTIFY_TIMEOUT_MS allows (up to
+  // 120 s), past any orchestrator's grace period.
+  it('npm run worker exits SHUTDOWN_TIMEOUT_MS after SIGTERM, cutting off an attempt that outlasts it', async () => {
+    const t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
+    const worker = spawn(process.execPath, [join(__dirname, '..', 'dist', 'worker.js')], {
+      env: {
+        ...process.env,
+        LOG_LEVEL: 'info',
+        ...databaseEnv(t.db.url),
+        NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true',
+        NOTIFY_TIMEOUT_MS: '30000',
+        SHUTDOWN_TIMEOUT_MS: '1500',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => worker.once('exit', (code) => resolve(code)));
+    let output = '';
+    worker.stdout.on('data', (chunk) => (output += chunk));
+    worker.stderr.resume();
+    try {
+      await until(() => output.includes('Delivering notifications'));
+      const merchant = await createMerchant(t);
+      await payOrders(t, merchant.testKey, receiver.url, 1);
+      await until(() => receiver.received.length === 1);
+      const signalled = Date.now();
+      worker.kill('SIGTERM');
+      expect(await exited).toBe(1);
+      expect(Date.now() - signalled).toBeLessThan(10_000);
+      expect(output).toContain('notification attempts in flight outlasted SHUTDOWN_TIMEOUT_MS=1500; exiting now');
+    } finally {
+      worker.kill('SIGKILL');
+      await receiver.close();
+      await t.close();
+    }
+  }, 60000);
 
   /**
    * One paid order's event, recorded by an app that delivers nothing; `deliver` starts a

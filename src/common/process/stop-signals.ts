@@ -63,3 +63,37 @@ export class StopSignals {
     this.handler(signal);
   };
 }
+
+/** What a serving process closes when it stops, and for how long it may take. */
+export interface Drain {
+  /** What is in flight, for the log lines: "requests and notification attempts". */
+  inFlight: string;
+  /** SHUTDOWN_TIMEOUT_MS. */
+  timeoutMs: number;
+  /** Closes the application: waits for what is in flight (Nest's app.close()). */
+  close(): Promise<void>;
+  /** Stops the embedded PostgreSQL, if this process started one. */
+  stopDatabase(): Promise<void>;
+}
+
+/**
+ * The stop of a serving process (`npm start`, `npm run worker`): lets what is in flight
+ * finish, stops the embedded PostgreSQL and exits 0. What is still in flight after
+ * SHUTDOWN_TIMEOUT_MS must not hold the process (a client that never finishes its
+ * request, a merchant's endpoint that answers no sooner than NOTIFY_TIMEOUT_MS): it
+ * exits 1 then anyway. PostgreSQL rolls back whatever was still open, and a notification
+ * attempt cut off is made again once its lease ends (docs/notifications.md).
+ */
+export function drainThenExit(logger: Logger, drain: Drain): (signal: StopSignal) => Promise<void> {
+  return async (signal) => {
+    logger.log(`${signal} received: finishing the ${drain.inFlight} in flight (at most ${drain.timeoutMs} ms)`);
+    const deadline = setTimeout(() => {
+      logger.warn(`${drain.inFlight} in flight outlasted SHUTDOWN_TIMEOUT_MS=${drain.timeoutMs}; exiting now`);
+      void drain.stopDatabase().finally(() => process.exit(1));
+    }, drain.timeoutMs);
+    deadline.unref();
+    await drain.close();
+    await drain.stopDatabase();
+    process.exit(0);
+  };
+}
