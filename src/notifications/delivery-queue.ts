@@ -44,6 +44,7 @@ import { NotificationHttpClient } from './notification-http.client';
 const HEARTBEAT_MS = 5000;
 /** A worker silent for this long is dead; the jobs it holds are unlocked. */
 const LEASE_SECONDS = 20;
+const LEASE_MS = LEASE_SECONDS * 1000;
 const RESTART_DELAY_MS = 2000;
 /** How often the relay looks for committed events without a job, and how many it takes at once. */
 const RELAY_MS = 100;
@@ -64,6 +65,16 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private readonly heartbeatFailures = new FailureStreak('notification worker heartbeat', RELAY_FAILURE_LOG_MS);
   private readonly queueLines = new RepeatThrottle(RELAY_FAILURE_LOG_MS);
   private pool: Pool | null = null;
+  /** The leases, on the queue's own connections (notification-workers.repository.ts). */
+  private leases: NotificationWorkersRepository | null = null;
+  /**
+   * Since when this instance's heartbeat has been renewed without a gap; null while it
+   * fails. It unlocks other pools' jobs only after a whole lease of its own heartbeats:
+   * after an outage every live instance's lease is as old as the outage, and the first
+   * instance to get through would take the attempts the others still have in flight. A
+   * new instance has seen no outage, so it counts as renewing for a lease already.
+   */
+  private renewingSince: number | null = Date.now() - LEASE_MS;
   private runner: Runner | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private workerIds = new Set<string>();
@@ -72,7 +83,6 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
 
   constructor(
     private readonly dataSource: DataSource,
-    private readonly leases: NotificationWorkersRepository,
     private readonly task: DeliveryTask,
     private readonly events: EventsRepository,
     private readonly client: NotificationHttpClient,
@@ -87,8 +97,8 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     const { connectionString, options } = withServerSettings(url, 'session');
     this.pool = new Pool({
       connectionString,
-      // One connection LISTENs; the others serve the workers' job queries.
-      max: settings.workers ? settings.concurrency + 2 : 2,
+      // One connection LISTENs, one beats the heartbeat; the others serve the workers' job queries.
+      max: settings.workers ? settings.concurrency + 3 : 2,
       application_name: 'kukopay-notifications',
       options,
     });
@@ -100,6 +110,8 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       // Enqueuing goes through the application's own pool; this one was for the migrations.
       await this.pool.end();
       this.pool = null;
+    } else {
+      this.leases = new NotificationWorkersRepository(this.pool);
     }
   }
 
@@ -178,6 +190,8 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
+    // Attempts waiting for the database give up rather than hold the stop.
+    this.task.stop();
     await this.relaying;
     if (this.runner) {
       // The heartbeat goes on while the attempts in flight finish: a drain that outlasted
@@ -187,7 +201,7 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     }
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
-    if (this.workerIds.size > 0) await this.leases.release([...this.workerIds]).catch(() => undefined);
+    if (this.workerIds.size > 0) await this.leases?.release([...this.workerIds]).catch(() => undefined);
     this.client.close();
     await this.pool?.end().catch(() => undefined);
     this.pool = null;
@@ -219,16 +233,21 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
 
   /**
    * Renews this instance's pool's lease, then unlocks the jobs held by pools whose
-   * lease ran out. Any instance may do the second part; it is one idempotent statement.
+   * lease ran out, once this instance has renewed its own for a whole lease
+   * (`renewingSince`). Any instance may do the second part; it is one idempotent
+   * transaction.
    */
   private async beat(): Promise<void> {
+    if (!this.leases) return;
     try {
       await this.leases.renew([...this.workerIds]);
-      await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS);
+      this.renewingSince ??= Date.now();
+      if (Date.now() - this.renewingSince >= LEASE_MS) await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS);
       await this.leases.forgetExpired(LEASE_SECONDS);
       const recovered = this.heartbeatFailures.succeeded();
       if (recovered) this.logger.log(recovered);
     } catch (error) {
+      this.renewingSince = null;
       // Every 5 s while the database is away: said once per RELAY_FAILURE_LOG_MS.
       const line = this.heartbeatFailures.failed((error as Error).message);
       if (line) this.logger.warn(line);

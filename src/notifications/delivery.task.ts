@@ -9,7 +9,8 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Metrics } from '../common/metrics/metrics';
-import { isDatabaseUnavailable } from '../database/pg-errors';
+import { FailureStreak } from '../common/logging/failure-streak';
+import { isDatabaseUnavailable, loadShedCause } from '../database/pg-errors';
 import { Slots } from '../database/slots';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -20,8 +21,11 @@ import { NotificationSecrets, SecretsUnreadableError } from '../merchants/notifi
 
 const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
   .version;
-/** About 10 seconds of retries in all. */
-const PERSIST_ATTEMPTS = 8;
+/** Between tries of a step while the database is away: 250 ms, growing to 2 s. */
+const OUTAGE_RETRY_FIRST_MS = 250;
+const OUTAGE_RETRY_MAX_MS = 2000;
+/** How often a step that keeps failing says so again. */
+const OUTAGE_LOG_MS = 30_000;
 /** How long an attempt waits for a worker slot of its merchant before it is put back. */
 const SLOT_WAIT_MS = 25;
 /** An attempt put back n times is due again after 250 ms × 2ⁿ (±25 %), at most 30 s. */
@@ -38,6 +42,12 @@ export class DeliveryTask {
    * until the timeout cannot hold up everyone else's notifications.
    */
   private readonly workerSlots: Slots;
+  /** The database steps of every attempt of this instance, waiting through one outage. */
+  private readonly outage = new FailureStreak('notification delivery: the database', OUTAGE_LOG_MS);
+  /** Set when the instance stops: a step waiting for the database then gives up. */
+  private stopping = false;
+  /** Ends the pauses of the steps waiting for the database, so that a stop is not held up. */
+  private readonly pauses = new Set<() => void>();
 
   constructor(
     private readonly events: EventsRepository,
@@ -50,12 +60,21 @@ export class DeliveryTask {
     this.workerSlots = new Slots(concurrency, Math.ceil(concurrency / 3));
   }
 
+  /**
+   * The instance stops: a step waiting for the database gives up (the job fails, and any
+   * instance runs it again later) rather than holding the stop until SHUTDOWN_TIMEOUT_MS.
+   */
+  stop(): void {
+    this.stopping = true;
+    for (const end of this.pauses) end();
+  }
+
   /** `heldKey`: the job's key in the queue as it was taken, null when it holds none. */
   async run(job: DeliveryJob, heldKey: string | null): Promise<void> {
     // Handed on by a put-back whose process died before this job ended: the job it was
     // handed to makes the attempt.
     if (job.job_key !== undefined && job.job_key !== heldKey) return;
-    const event = await this.events.find(job.event_id);
+    const event = await this.untilTheDatabaseAnswers(() => this.events.find(job.event_id));
     if (!event || !event.notify_url) return;
     const scheduled = typeof job.slot === 'number';
     if (scheduled && (event.delivery_status !== 'pending' || event.next_slot !== job.slot)) return;
@@ -82,7 +101,7 @@ export class DeliveryTask {
   private async putBack(job: DeliveryJob): Promise<void> {
     const times = job.put_back ?? 0;
     const delayMs = Math.min(PUT_BACK_FIRST_MS * 2 ** times, PUT_BACK_MAX_MS) * (0.75 + Math.random() / 2);
-    await this.events.putBack({ ...job, put_back: times + 1 }, Math.round(delayMs));
+    await this.untilTheDatabaseAnswers(() => this.events.putBack({ ...job, put_back: times + 1 }, Math.round(delayMs)));
     this.metrics.notificationsPutBack.inc();
   }
 
@@ -101,7 +120,7 @@ export class DeliveryTask {
         msg: result.delivered ? 'notification redelivered' : 'notification redelivery failed',
         ...outcome,
       });
-      return this.persist(() => this.events.recordRedelivery(event.id, result));
+      return this.untilTheDatabaseAnswers(() => this.events.recordRedelivery(event.id, result));
     }
     const schedule = this.config.notifications.retrySchedule;
     const slot = job.slot!;
@@ -115,23 +134,41 @@ export class DeliveryTask {
     else if (next !== null) this.logger.log({ msg: 'notification attempt failed; it will be retried', ...outcome });
     // The schedule is exhausted: the delivery is now failed, which an operator should see.
     else this.logger.warn({ msg: 'notification delivery failed after its last attempt', ...outcome });
-    await this.persist(() => this.events.recordScheduled(event, slot, result, next));
+    await this.untilTheDatabaseAnswers(() => this.events.recordScheduled(event, slot, result, next));
   }
 
   /**
-   * The merchant has answered; recording it is retried through a short database outage
-   * (a restart) rather than sending the notification again. After that the job fails,
-   * and the queue runs it again later: the attempt is repeated, never lost.
+   * Runs a database step of an attempt (reading the event, recording what the merchant
+   * answered, putting the attempt back) until the database answers, however long it is
+   * away. The job stays locked under this instance's lease meanwhile (the heartbeat goes
+   * over the queue's own connection, delivery-queue.ts), so no other instance takes it.
+   * Failing the job instead would have the queue run it again: after the merchant's 2xx,
+   * a second delivery by a process that never died; and each failure is charged one of
+   * the job's 10 attempts, so a long enough outage would leave the event pending with no
+   * job. A stop ends the wait (stop()): the job fails and is run again by any instance,
+   * so an attempt answered but not recorded is sent again (SPEC §12's one repeat: the
+   * process ended between the 2xx and its record). Any other error fails at once.
    */
-  private async persist(record: () => Promise<void>): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
+  private async untilTheDatabaseAnswers<T>(step: () => Promise<T>): Promise<T> {
+    for (let pause = OUTAGE_RETRY_FIRST_MS; ; pause = Math.min(pause * 2, OUTAGE_RETRY_MAX_MS)) {
       try {
-        return await record();
+        const result = await step();
+        const recovered = this.outage.succeeded();
+        if (recovered) this.logger.log(recovered);
+        return result;
       } catch (error) {
-        // Only an outage is worth waiting for; any other error would fail every time.
-        if (attempt >= PERSIST_ATTEMPTS || !isDatabaseUnavailable(error)) throw error;
-        this.logger.warn(`recording a notification attempt failed (${(error as Error).message}); retrying`);
-        await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+        if (this.stopping || (!isDatabaseUnavailable(error) && loadShedCause(error) === null)) throw error;
+        const line = this.outage.failed(`${(error as Error).message}; waiting for it`);
+        if (line) this.logger.warn(line);
+        await new Promise<void>((resolve) => {
+          const end = () => {
+            clearTimeout(timer);
+            this.pauses.delete(end);
+            resolve();
+          };
+          const timer = setTimeout(end, pause);
+          this.pauses.add(end);
+        });
       }
     }
   }

@@ -1,18 +1,21 @@
-import { Injectable } from '@nestjs/common';
-import { Db } from '../database/db';
+import type { Pool } from 'pg';
 
 /**
  * The notification_workers table: a lease per graphile-worker pool id (the `locked_by` of
  * the jobs it holds), renewed by a heartbeat, so that jobs locked by a pool whose process
  * died (kill -9, a lost machine) are unlocked by any other instance once the lease runs
  * out (docs/notifications.md).
+ *
+ * On the queue's own connections (DATABASE_DIRECT_URL behind a pooler), which hold the
+ * jobs' locks, not on the application's: an instance whose pooler is away still holds its
+ * jobs, and waits to record their attempts (delivery.task.ts); through the pooler, its
+ * lease would lapse meanwhile and another instance would send those attempts again.
  */
-@Injectable()
 export class NotificationWorkersRepository {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly pool: Pool) {}
 
   async renew(workerIds: string[]): Promise<void> {
-    await this.db.rows(
+    await this.pool.query(
       `INSERT INTO notification_workers (worker_id) SELECT unnest($1::text[])
        ON CONFLICT (worker_id) DO UPDATE SET seen_at = now()`,
       [workerIds],
@@ -30,34 +33,48 @@ export class NotificationWorkersRepository {
    * (which then finds nothing to unlock) sets the same value again.
    */
   async unlockJobsOfSilentWorkers(leaseSeconds: number): Promise<void> {
-    await this.db.transaction('notifications', async () => {
-      const held = await this.db.rows<{ id: string; locked_by: string; attempts: number }>(
+    const client = await this.pool.connect();
+    // A connection whose ROLLBACK failed is broken: ended instead of going back to the pool.
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const { rows: held } = await client.query<{ id: string; locked_by: string; attempts: number }>(
         `SELECT j.id, j.locked_by, j.attempts FROM graphile_worker.jobs j
           WHERE j.locked_by IS NOT NULL AND j.locked_at < now() - make_interval(secs => $1)
             AND NOT EXISTS (SELECT 1 FROM notification_workers w
                              WHERE w.worker_id = j.locked_by AND w.seen_at > now() - make_interval(secs => $1))`,
         [leaseSeconds],
       );
-      if (held.length === 0) return;
-      const workerIds = [...new Set(held.map((job) => job.locked_by))];
-      await this.db.rows('SELECT graphile_worker.force_unlock_workers($1::text[])', [workerIds]);
-      await this.db.rows(
-        `SELECT count(*) FROM (
-           SELECT graphile_worker.reschedule_jobs(array_agg(id), attempts => greatest(attempts - 1, 0))
-             FROM unnest($1::bigint[], $2::int[]) AS held(id, attempts) GROUP BY attempts) AS given_back`,
-        [held.map((job) => job.id), held.map((job) => job.attempts)],
+      if (held.length > 0) {
+        const workerIds = [...new Set(held.map((job) => job.locked_by))];
+        await client.query('SELECT graphile_worker.force_unlock_workers($1::text[])', [workerIds]);
+        await client.query(
+          `SELECT count(*) FROM (
+             SELECT graphile_worker.reschedule_jobs(array_agg(id), attempts => greatest(attempts - 1, 0))
+               FROM unnest($1::bigint[], $2::int[]) AS held(id, attempts) GROUP BY attempts) AS given_back`,
+          [held.map((job) => job.id), held.map((job) => job.attempts)],
+        );
+      }
+      await client.query('COMMIT');
+    } catch (error) {
+      broken = await client.query('ROLLBACK').then(
+        () => undefined,
+        () => error as Error,
       );
-    });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
   }
 
   /** Forgets leases long expired, so the table stays small. */
   async forgetExpired(leaseSeconds: number): Promise<void> {
-    await this.db.rows(`DELETE FROM notification_workers WHERE seen_at < now() - make_interval(secs => $1 * 10)`, [
+    await this.pool.query(`DELETE FROM notification_workers WHERE seen_at < now() - make_interval(secs => $1 * 10)`, [
       leaseSeconds,
     ]);
   }
 
   async release(workerIds: string[]): Promise<void> {
-    await this.db.rows('DELETE FROM notification_workers WHERE worker_id = ANY($1)', [workerIds]);
+    await this.pool.query('DELETE FROM notification_workers WHERE worker_id = ANY($1)', [workerIds]);
   }
 }

@@ -8,7 +8,6 @@ import { EventsController } from './events.controller';
 import { EventsRepository } from './events.repository';
 import { EventsService } from './events.service';
 import { NotificationHttpClient } from './notification-http.client';
-import { NotificationWorkersRepository } from './notification-workers.repository';
 import { NotifyUrlPolicy } from './notify-url.policy';
 
 /**
@@ -27,7 +26,6 @@ import { NotifyUrlPolicy } from './notify-url.policy';
     EventsRepository,
     EventsService,
     NotificationHttpClient,
-    NotificationWorkersRepository,
     NotifyUrlPolicy,
   ],
   exports: [EventRecorder, NotifyUrlPolicy],

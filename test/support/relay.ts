@@ -1,21 +1,27 @@
-import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 
 /**
  * A TCP relay in front of a database that can stop relaying while every connection stays
  * open: what a frozen server, or a network that silently drops packets, looks like to a
- * client. Connections made while frozen are accepted and wait too.
+ * client. Connections made while frozen are accepted and wait too. Or it can go away
+ * altogether, as a pooler that stopped does: every connection ends and new ones are
+ * refused until it is back, on the same port.
  */
 export interface Relay {
   port: number;
   freeze(): void;
   thaw(): void;
+  /** Ends every connection and refuses new ones (ECONNREFUSED), until restore(). */
+  cut(): Promise<void>;
+  isCut(): boolean;
+  restore(): Promise<void>;
   close(): Promise<void>;
 }
 
 export async function startRelay(target: URL): Promise<Relay> {
   const sockets = new Set<Socket>();
   let frozen = false;
-  const server = createServer((client) => {
+  const relayConnection = (client: Socket) => {
     const upstream = connect(Number(target.port), target.hostname);
     for (const [from, to] of [
       [client, upstream],
@@ -30,10 +36,22 @@ export async function startRelay(target: URL): Promise<Relay> {
       });
       if (frozen) from.pause();
     }
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  };
+  const listen = (port: number) =>
+    new Promise<Server>((resolve) => {
+      const server = createServer(relayConnection);
+      server.listen(port, '127.0.0.1', () => resolve(server));
+    });
+  const stop = (server: Server) =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      server.close(() => resolve());
+    });
+  let server = await listen(0);
+  let cut = false;
+  const port = (server.address() as AddressInfo).port;
   return {
-    port: (server.address() as AddressInfo).port,
+    port,
     freeze() {
       frozen = true;
       for (const socket of sockets) socket.pause();
@@ -42,10 +60,15 @@ export async function startRelay(target: URL): Promise<Relay> {
       frozen = false;
       for (const socket of sockets) socket.resume();
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
+    cut: async () => {
+      cut = true;
+      await stop(server);
+    },
+    isCut: () => cut,
+    restore: async () => {
+      server = await listen(port);
+      cut = false;
+    },
+    close: () => (cut ? Promise.resolve() : stop(server)),
   };
 }

@@ -1,0 +1,163 @@
+import { databaseEnv } from './support/database';
+import { createMerchant, orderBody } from './support/factories';
+import { NOTIFY_ENV } from './support/notifications';
+import { startReceiver } from './support/receiver';
+import { Relay, startRelay } from './support/relay';
+import { startTestApp, TestApp } from './support/test-app';
+
+/** Polls a condition every 50 ms; the deadline only guards against a hang. */
+async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * An instance that delivers, whose application connections (DATABASE_URL) go through
+ * `relay`, as through a PgBouncer, while its queue reaches the database directly
+ * (DATABASE_DIRECT_URL), or, `queueToo`, through the relay as well: all its ways to the
+ * database.
+ */
+async function deliveringBehind(
+  relay: Relay,
+  recorder: TestApp,
+  env: Record<string, string>,
+  queueToo = false,
+): Promise<TestApp> {
+  const pooled = new URL(recorder.db.url);
+  pooled.host = `127.0.0.1:${relay.port}`;
+  const direct = new URL(databaseEnv(recorder.db.url).DATABASE_DIRECT_URL ?? recorder.db.url);
+  if (queueToo) direct.host = `127.0.0.1:${relay.port}`;
+  return startTestApp(
+    {
+      ...NOTIFY_ENV,
+      ...databaseEnv(recorder.db.url),
+      ...env,
+      DATABASE_URL: pooled.toString(),
+      DATABASE_DIRECT_URL: direct.toString(),
+    },
+    { ...recorder.db, url: pooled.toString() },
+  );
+}
+
+/** Pays one order whose notify_url is `url`, through the recorder; its event's id. */
+async function payOneOrder(recorder: TestApp, url: string): Promise<string> {
+  const { testKey } = await createMerchant(recorder);
+  const order = await recorder
+    .http()
+    .post('/v1/orders')
+    .set('X-Api-Key', testKey)
+    .send(orderBody({ notify_url: url }));
+  await recorder.http().post(`/v1/test_helpers/orders/${order.body.data.id}/pay`).set('X-Api-Key', testKey).expect(200);
+  const { rows } = await recorder.db.pool.query('SELECT id FROM events WHERE order_id = $1', [order.body.data.id]);
+  return rows[0].id as string;
+}
+
+async function deliveryOf(recorder: TestApp, eventId: string) {
+  const { rows } = await recorder.db.pool.query(
+    `SELECT e.delivery_status, e.attempts, (SELECT count(*)::int FROM notification_attempts a WHERE a.event_id = e.id) AS recorded
+       FROM events e WHERE e.id = $1`,
+    [eventId],
+  );
+  return rows[0] as { delivery_status: string; attempts: number; recorded: number };
+}
+
+/**
+ * SPEC §12: a delivered event is sent again only when the process died between the
+ * merchant's 2xx and recording it. An instance whose pooler is away is alive: it keeps
+ * the attempt, and records it once the pooler is back.
+ */
+describe('notifications while the connection pooler is away (docs/notifications.md, "Engine")', () => {
+  let recorder: TestApp;
+  const relays: Relay[] = [];
+  const deliverers: TestApp[] = [];
+
+  beforeEach(async () => {
+    recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+  });
+  afterEach(async () => {
+    // Back first, so that the instances can close their connections.
+    for (const relay of relays) if (relay.isCut()) await relay.restore();
+    for (const deliverer of deliverers.splice(0)) await deliverer.close();
+    for (const relay of relays.splice(0)) await relay.close();
+    await recorder.close();
+  });
+
+  // Recording was given about 7 s; then the job failed, and the queue sent it again.
+  it('records an attempt the merchant accepted once the pooler is back, however long it was away, and sends it once', async () => {
+    const receiver = await startReceiver(() => ({ status: 200 }), 1500);
+    const relay = await startRelay(new URL(recorder.db.url));
+    relays.push(relay);
+    try {
+      deliverers.push(await deliveringBehind(relay, recorder, { NOTIFY_TIMEOUT_MS: '10000' }));
+      const eventId = await payOneOrder(recorder, receiver.url);
+      await until(() => receiver.received.length === 1);
+      await relay.cut();
+      await pause(12_000);
+      await relay.restore();
+      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
+      await pause(3000);
+      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+
+  // Its heartbeat went through the pooler too: its lease lapsed while its attempt was in
+  // flight, and an instance whose pooler was up took the attempt and sent it again.
+  it('keeps its lease while its own pooler is away, so an instance whose pooler is up never takes its attempt', async () => {
+    // Answered after 26 s: past the 20 s lease, within the attempt's timeout.
+    const receiver = await startReceiver(() => ({ status: 200 }), 26_000);
+    const relay = await startRelay(new URL(recorder.db.url));
+    relays.push(relay);
+    const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
+    try {
+      deliverers.push(await deliveringBehind(relay, recorder, timeouts));
+      const eventId = await payOneOrder(recorder, receiver.url);
+      await until(() => receiver.received.length === 1);
+      // Another instance, whose own way to the database stays up throughout.
+      deliverers.push(await startTestApp({ ...NOTIFY_ENV, ...timeouts }, recorder.db));
+      await relay.cut();
+      // Past the lease, and past the merchant's answer.
+      await pause(28_000);
+      await relay.restore();
+      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
+      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
+      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+      expect(receiver.maxConcurrentPerId).toBe(1);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
+  // After an outage every live instance's lease is as old as the outage: the first
+  // instance whose heartbeat got through took the others' attempts in flight at once.
+  it('after a database outage, gives every instance a whole lease to renew its own before taking its attempts', async () => {
+    const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
+    const [holding, other] = [await startRelay(new URL(recorder.db.url)), await startRelay(new URL(recorder.db.url))];
+    relays.push(holding, other);
+    const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
+    try {
+      deliverers.push(await deliveringBehind(holding, recorder, timeouts, true));
+      const eventId = await payOneOrder(recorder, receiver.url);
+      await until(() => receiver.received.length === 1);
+      deliverers.push(await deliveringBehind(other, recorder, timeouts, true));
+      await Promise.all([holding.cut(), other.cut()]);
+      await pause(22_000);
+      // The database is back for the other instance 6 s before it is for the one holding the attempt.
+      await other.restore();
+      await pause(6000);
+      await holding.restore();
+      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
+      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
+      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+});
