@@ -16,22 +16,24 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 30
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The database's own server, not the run's pooler, as DATABASE_DIRECT_URL reaches it. */
+const directUrl = (recorder: TestApp) => databaseEnv(recorder.db.url).DATABASE_DIRECT_URL ?? recorder.db.url;
+
 /**
  * An instance that delivers, whose application connections (DATABASE_URL) go through
  * `relay`, as through a PgBouncer, while its queue reaches the database directly
- * (DATABASE_DIRECT_URL), or, `queueToo`, through the relay as well: all its ways to the
- * database.
+ * (DATABASE_DIRECT_URL), or through `queueRelay` (in front of the database's own server).
  */
 async function deliveringBehind(
   relay: Relay,
   recorder: TestApp,
   env: Record<string, string>,
-  queueToo = false,
+  queueRelay?: Relay,
 ): Promise<TestApp> {
   const pooled = new URL(recorder.db.url);
   pooled.host = `127.0.0.1:${relay.port}`;
-  const direct = new URL(databaseEnv(recorder.db.url).DATABASE_DIRECT_URL ?? recorder.db.url);
-  if (queueToo) direct.host = `127.0.0.1:${relay.port}`;
+  const direct = new URL(directUrl(recorder));
+  if (queueRelay) direct.host = `127.0.0.1:${queueRelay.port}`;
   return startTestApp(
     {
       ...NOTIFY_ENV,
@@ -139,20 +141,27 @@ describe('notifications while the connection pooler is away (docs/notifications.
   // instance whose heartbeat got through took the others' attempts in flight at once.
   it('after a database outage, gives every instance a whole lease to renew its own before taking its attempts', async () => {
     const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
-    const [holding, other] = [await startRelay(new URL(recorder.db.url)), await startRelay(new URL(recorder.db.url))];
-    relays.push(holding, other);
+    // Each instance's two ways to the database, through relays that can go away.
+    const waysOf = async () => ({
+      pooled: await startRelay(new URL(recorder.db.url)),
+      queue: await startRelay(new URL(directUrl(recorder))),
+    });
+    const [holding, other] = [await waysOf(), await waysOf()];
+    relays.push(holding.pooled, holding.queue, other.pooled, other.queue);
+    const cut = (ways: typeof holding) => Promise.all([ways.pooled.cut(), ways.queue.cut()]);
+    const restore = (ways: typeof holding) => Promise.all([ways.pooled.restore(), ways.queue.restore()]);
     const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
     try {
-      deliverers.push(await deliveringBehind(holding, recorder, timeouts, true));
+      deliverers.push(await deliveringBehind(holding.pooled, recorder, timeouts, holding.queue));
       const eventId = await payOneOrder(recorder, receiver.url);
       await until(() => receiver.received.length === 1);
-      deliverers.push(await deliveringBehind(other, recorder, timeouts, true));
-      await Promise.all([holding.cut(), other.cut()]);
+      deliverers.push(await deliveringBehind(other.pooled, recorder, timeouts, other.queue));
+      await Promise.all([cut(holding), cut(other)]);
       await pause(22_000);
       // The database is back for the other instance 6 s before it is for the one holding the attempt.
-      await other.restore();
+      await restore(other);
       await pause(6000);
-      await holding.restore();
+      await restore(holding);
       await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
       expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
       expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
