@@ -48,7 +48,7 @@ async function deliveringBehind(
 
 /** Pays one order whose notify_url is `url`, through the recorder; its event's id. */
 async function payOneOrder(recorder: TestApp, url: string): Promise<string> {
-  const { testKey } = await createMerchant(recorder);
+  const { testKey } = await createMerchant(recorder, `Merchant of ${url}`);
   const order = await recorder
     .http()
     .post('/v1/orders')
@@ -167,6 +167,37 @@ describe('notifications while the connection pooler is away (docs/notifications.
       expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
     } finally {
       await receiver.close();
+    }
+  }, 90_000);
+
+  // The queue's pool shuts itself down when it cannot record a job's end, and a new one
+  // takes its place; the attempts the old one still ran lost their lease with it.
+  it("keeps the lease of a replaced worker pool's attempts until they end", async () => {
+    const slow = await startReceiver(() => ({ status: 200 }), 35_000);
+    const quick = await startReceiver(() => ({ status: 200 }), 5000);
+    const pooled = await startRelay(new URL(recorder.db.url));
+    const queue = await startRelay(new URL(directUrl(recorder)));
+    relays.push(pooled, queue);
+    const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
+    try {
+      deliverers.push(await deliveringBehind(pooled, recorder, timeouts, queue));
+      const held = await payOneOrder(recorder, slow.url);
+      await until(() => slow.received.length === 1);
+      const ended = await payOneOrder(recorder, quick.url);
+      await until(() => quick.received.length === 1);
+      // Another instance, whose way to the database stays up throughout.
+      deliverers.push(await startTestApp({ ...NOTIFY_ENV, ...timeouts }, recorder.db));
+      // The quick attempt is recorded, but its job's end cannot be: the pool is replaced.
+      await queue.cut();
+      await until(async () => (await deliveryOf(recorder, ended)).delivery_status === 'delivered');
+      await pause(3000);
+      await queue.restore();
+      await until(async () => (await deliveryOf(recorder, held)).delivery_status === 'delivered', 45_000);
+      expect(await deliveryOf(recorder, held)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
+      expect(slow.received.map((each) => each.headers['webhook-id'])).toEqual([held]);
+    } finally {
+      await slow.close();
+      await quick.close();
     }
   }, 90_000);
 });

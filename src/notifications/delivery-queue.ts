@@ -78,6 +78,13 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private runner: Runner | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private workerIds = new Set<string>();
+  /**
+   * The pools whose attempts are running in this process, and how many each: their leases
+   * are renewed too, a replaced pool's included, until its last attempt ends. A live
+   * instance's attempt is never taken from it; the jobs a replaced pool fetched but never
+   * started are unlocked once its lease lapses.
+   */
+  private readonly attemptsRunning = new Map<string, number>();
   private stopping = false;
   private relaying: Promise<void> | null = null;
 
@@ -125,8 +132,8 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   }
 
   private async start(): Promise<void> {
-    // This generation's pool: only it gets heartbeats; an abandoned pool's lease lapses.
-    // graphile-worker locks a job under the id of the pool that fetched it (`locked_by`),
+    // This generation's pool gets heartbeats; an abandoned pool's lease lapses once its
+    // last running attempt ends (attemptsRunning). graphile-worker locks a job under the id of the pool that fetched it (`locked_by`),
     // not of the worker that runs it, so the pool's id is the one to renew.
     const workerIds = new Set<string>();
     this.workerIds = workerIds;
@@ -172,10 +179,26 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
           localQueue: { size: this.config.notifications.concurrency },
         },
       },
-      taskList: { [DELIVER_TASK]: async (payload, helpers) => this.task.run(payload as DeliveryJob, helpers.job.key) },
+      taskList: {
+        [DELIVER_TASK]: (payload, helpers) =>
+          this.holdingLease(helpers.job.locked_by, () => this.task.run(payload as DeliveryJob, helpers.job.key)),
+      },
     });
     this.runner = runner;
     runner.promise.then(replace, replace);
+  }
+
+  /** Runs an attempt of the pool `poolId`, whose lease the heartbeat renews meanwhile. */
+  private async holdingLease(poolId: string | null, attempt: () => Promise<void>): Promise<void> {
+    if (poolId === null) return attempt();
+    this.attemptsRunning.set(poolId, (this.attemptsRunning.get(poolId) ?? 0) + 1);
+    try {
+      await attempt();
+    } finally {
+      const left = this.attemptsRunning.get(poolId)! - 1;
+      if (left === 0) this.attemptsRunning.delete(poolId);
+      else this.attemptsRunning.set(poolId, left);
+    }
   }
 
   private startLater(): void {
@@ -240,7 +263,7 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private async beat(): Promise<void> {
     if (!this.leases) return;
     try {
-      await this.leases.renew([...this.workerIds]);
+      await this.leases.renew([...new Set([...this.workerIds, ...this.attemptsRunning.keys()])]);
       this.renewingSince ??= Date.now();
       if (Date.now() - this.renewingSince >= LEASE_MS) await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS);
       await this.leases.forgetExpired(LEASE_SECONDS);
