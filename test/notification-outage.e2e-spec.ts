@@ -83,7 +83,10 @@ describe('notifications while the connection pooler is away (docs/notifications.
   });
   afterEach(async () => {
     // Back first, so that the instances can close their connections.
-    for (const relay of relays) if (relay.isCut()) await relay.restore();
+    for (const relay of relays) {
+      relay.thaw();
+      if (relay.isCut()) await relay.restore();
+    }
     for (const deliverer of deliverers.splice(0)) await deliverer.close();
     for (const relay of relays.splice(0)) await relay.close();
     await recorder.close();
@@ -139,36 +142,44 @@ describe('notifications while the connection pooler is away (docs/notifications.
 
   // After an outage every live instance's lease is as old as the outage: the first
   // instance whose heartbeat got through took the others' attempts in flight at once.
-  it('after a database outage, gives every instance a whole lease to renew its own before taking its attempts', async () => {
-    const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
-    // Each instance's two ways to the database, through relays that can go away.
-    const waysOf = async () => ({
-      pooled: await startRelay(new URL(recorder.db.url)),
-      queue: await startRelay(new URL(directUrl(recorder))),
-    });
-    const [holding, other] = [await waysOf(), await waysOf()];
-    relays.push(holding.pooled, holding.queue, other.pooled, other.queue);
-    const cut = (ways: typeof holding) => Promise.all([ways.pooled.cut(), ways.queue.cut()]);
-    const restore = (ways: typeof holding) => Promise.all([ways.pooled.restore(), ways.queue.restore()]);
-    const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
-    try {
-      deliverers.push(await deliveringBehind(holding.pooled, recorder, timeouts, holding.queue));
-      const eventId = await payOneOrder(recorder, receiver.url);
-      await until(() => receiver.received.length === 1);
-      deliverers.push(await deliveringBehind(other.pooled, recorder, timeouts, other.queue));
-      await Promise.all([cut(holding), cut(other)]);
-      await pause(22_000);
-      // The database is back for the other instance 6 s before it is for the one holding the attempt.
-      await restore(other);
-      await pause(6000);
-      await restore(holding);
-      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
-      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
-      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
-    } finally {
-      await receiver.close();
-    }
-  }, 90_000);
+  // Frozen, the heartbeats hang instead of failing, and end together when it thaws.
+  it.each([
+    ['stops', (relay: Relay) => relay.cut(), (relay: Relay) => relay.restore()],
+    ['freezes', (relay: Relay) => relay.freeze(), (relay: Relay) => relay.thaw()],
+  ] as const)(
+    'when the database %s, gives every instance a whole lease to renew its own before taking its attempts',
+    async (_outage, stop, resume) => {
+      const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
+      // Each instance's two ways to the database, through relays that can go away.
+      const waysOf = async () => ({
+        pooled: await startRelay(new URL(recorder.db.url)),
+        queue: await startRelay(new URL(directUrl(recorder))),
+      });
+      const [holding, other] = [await waysOf(), await waysOf()];
+      relays.push(holding.pooled, holding.queue, other.pooled, other.queue);
+      const cut = (ways: typeof holding) => Promise.all([stop(ways.pooled), stop(ways.queue)]);
+      const restore = (ways: typeof holding) => Promise.all([resume(ways.pooled), resume(ways.queue)]);
+      const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
+      try {
+        deliverers.push(await deliveringBehind(holding.pooled, recorder, timeouts, holding.queue));
+        const eventId = await payOneOrder(recorder, receiver.url);
+        await until(() => receiver.received.length === 1);
+        deliverers.push(await deliveringBehind(other.pooled, recorder, timeouts, other.queue));
+        await Promise.all([cut(holding), cut(other)]);
+        await pause(22_000);
+        // The database is back for the other instance 6 s before it is for the one holding the attempt.
+        await restore(other);
+        await pause(6000);
+        await restore(holding);
+        await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
+        expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
+        expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+      } finally {
+        await receiver.close();
+      }
+    },
+    90_000,
+  );
 
   // The queue's pool shuts itself down when it cannot record a job's end, and a new one
   // takes its place; the attempts the old one still ran lost their lease with it.

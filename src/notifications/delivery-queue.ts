@@ -45,6 +45,13 @@ const HEARTBEAT_MS = 5000;
 /** A worker silent for this long is dead; the jobs it holds are unlocked. */
 const LEASE_SECONDS = 20;
 const LEASE_MS = LEASE_SECONDS * 1000;
+/**
+ * Longer than this between two of this instance's own renewals is a gap (renewals that
+ * failed, or one that hung while the network or the server was frozen).
+ */
+const RENEWAL_GAP_MS = HEARTBEAT_MS * 1.5;
+/** A stop's attempts waiting for the database give up this long before SHUTDOWN_TIMEOUT_MS. */
+const GIVE_UP_BEFORE_DEADLINE_MS = 2000;
 const RESTART_DELAY_MS = 2000;
 /** How often the relay looks for committed events without a job, and how many it takes at once. */
 const RELAY_MS = 100;
@@ -68,13 +75,17 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   /** The leases, on the queue's own connections (notification-workers.repository.ts). */
   private leases: NotificationWorkersRepository | null = null;
   /**
-   * Since when this instance's heartbeat has been renewed without a gap; null while it
-   * fails. It unlocks other pools' jobs only after a whole lease of its own heartbeats:
-   * after an outage every live instance's lease is as old as the outage, and the first
-   * instance to get through would take the attempts the others still have in flight. A
-   * new instance has seen no outage, so it counts as renewing for a lease already.
+   * Since when this instance's heartbeat has been renewed without a gap (RENEWAL_GAP_MS).
+   * It unlocks other pools' jobs only after a whole lease of its own heartbeats: after an
+   * outage, or a freeze of the network, every live instance's lease may be as old as it,
+   * and the first instance to get through would take the attempts the others still have
+   * in flight. A new instance has seen no outage: it counts as renewing for a lease already.
    */
-  private renewingSince: number | null = Date.now() - LEASE_MS;
+  private renewingSince = Date.now() - LEASE_MS;
+  /** When this instance's heartbeat was last renewed (a new instance's: when it started). */
+  private renewedAt = Date.now();
+  /** One heartbeat at a time: one that hangs is not joined by more. */
+  private beating = false;
   private runner: Runner | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private workerIds = new Set<string>();
@@ -133,8 +144,9 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
 
   private async start(): Promise<void> {
     // This generation's pool gets heartbeats; an abandoned pool's lease lapses once its
-    // last running attempt ends (attemptsRunning). graphile-worker locks a job under the id of the pool that fetched it (`locked_by`),
-    // not of the worker that runs it, so the pool's id is the one to renew.
+    // last running attempt ends (attemptsRunning). graphile-worker locks a job under the
+    // id of the pool that fetched it (`locked_by`), not of the worker that runs it, so the
+    // pool's id is the one to renew.
     const workerIds = new Set<string>();
     this.workerIds = workerIds;
     const events = new EventEmitter();
@@ -213,14 +225,26 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopping = true;
-    // Attempts waiting for the database give up rather than hold the stop.
-    this.task.stop();
-    await this.relaying;
-    if (this.runner) {
-      // The heartbeat goes on while the attempts in flight finish: a drain that outlasted
-      // the lease would let another instance send the same attempts again, at once.
-      await this.runner.stop().catch((error: Error) => this.logger.warn(`worker stop: ${error.message}`));
-      this.runner = null;
+    // Attempts waiting for the database wait through the drain, then give up just before
+    // SHUTDOWN_TIMEOUT_MS would cut them off with the process: their jobs fail, and any
+    // instance runs them again later.
+    const giveUp = setTimeout(
+      () => this.task.stop(),
+      Math.max(0, this.config.shutdownTimeoutMs - GIVE_UP_BEFORE_DEADLINE_MS),
+    );
+    giveUp.unref();
+    try {
+      await this.relaying;
+      if (this.runner) {
+        // The heartbeat goes on while the attempts in flight finish: a drain that outlasted
+        // the lease would let another instance send the same attempts again, at once.
+        await this.runner.stop().catch((error: Error) => this.logger.warn(`worker stop: ${error.message}`));
+        this.runner = null;
+      }
+      // A replaced pool's attempts still running are waited for too.
+      while (this.attemptsRunning.size > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    } finally {
+      clearTimeout(giveUp);
     }
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
@@ -255,25 +279,29 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   }
 
   /**
-   * Renews this instance's pool's lease, then unlocks the jobs held by pools whose
-   * lease ran out, once this instance has renewed its own for a whole lease
-   * (`renewingSince`). Any instance may do the second part; it is one idempotent
-   * transaction.
+   * Renews the leases of this instance's pools (the current one, and a replaced one while
+   * its attempts run), then unlocks the jobs held by pools whose lease ran out, once this
+   * instance has renewed its own for a whole lease (`renewingSince`). Any instance may do
+   * the second part; it is one idempotent transaction.
    */
   private async beat(): Promise<void> {
-    if (!this.leases) return;
+    if (!this.leases || this.beating) return;
+    this.beating = true;
     try {
       await this.leases.renew([...new Set([...this.workerIds, ...this.attemptsRunning.keys()])]);
-      this.renewingSince ??= Date.now();
-      if (Date.now() - this.renewingSince >= LEASE_MS) await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS);
-      await this.leases.forgetExpired(LEASE_SECONDS);
+      const now = Date.now();
+      if (now - this.renewedAt > RENEWAL_GAP_MS) this.renewingSince = now;
+      this.renewedAt = now;
       const recovered = this.heartbeatFailures.succeeded();
       if (recovered) this.logger.log(recovered);
+      if (now - this.renewingSince >= LEASE_MS) await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS);
+      await this.leases.forgetExpired(LEASE_SECONDS);
     } catch (error) {
-      this.renewingSince = null;
       // Every 5 s while the database is away: said once per RELAY_FAILURE_LOG_MS.
       const line = this.heartbeatFailures.failed((error as Error).message);
       if (line) this.logger.warn(line);
+    } finally {
+      this.beating = false;
     }
   }
 

@@ -44,7 +44,7 @@ export class DeliveryTask {
   private readonly workerSlots: Slots;
   /** The database steps of every attempt of this instance, waiting through one outage. */
   private readonly outage = new FailureStreak('notification delivery: the database', OUTAGE_LOG_MS);
-  /** Set when the instance stops: a step waiting for the database then gives up. */
+  /** Set when the instance's drain is about to end: a step waiting for the database then gives up. */
   private stopping = false;
   /** Ends the pauses of the steps waiting for the database, so that a stop is not held up. */
   private readonly pauses = new Set<() => void>();
@@ -61,8 +61,9 @@ export class DeliveryTask {
   }
 
   /**
-   * The instance stops: a step waiting for the database gives up (the job fails, and any
-   * instance runs it again later) rather than holding the stop until SHUTDOWN_TIMEOUT_MS.
+   * The instance's drain is about to end (delivery-queue.ts): a step waiting for the
+   * database gives up (the job fails, and any instance runs it again later) rather than
+   * being cut off with the process.
    */
   stop(): void {
     this.stopping = true;
@@ -145,9 +146,10 @@ export class DeliveryTask {
    * Failing the job instead would have the queue run it again: after the merchant's 2xx,
    * a second delivery by a process that never died; and each failure is charged one of
    * the job's 10 attempts, so a long enough outage would leave the event pending with no
-   * job. A stop ends the wait (stop()): the job fails and is run again by any instance,
-   * so an attempt answered but not recorded is sent again (SPEC §12's one repeat: the
-   * process ended between the 2xx and its record). Any other error fails at once.
+   * job. A stop waits too, until its drain is about to end (stop()): then the job fails
+   * and is run again by any instance, so an attempt answered but not recorded is sent
+   * again (SPEC §12's one repeat: the process ended between the 2xx and its record). Any
+   * other error fails at once.
    */
   private async untilTheDatabaseAnswers<T>(step: () => Promise<T>): Promise<T> {
     for (let pause = OUTAGE_RETRY_FIRST_MS; ; pause = Math.min(pause * 2, OUTAGE_RETRY_MAX_MS)) {
@@ -204,7 +206,9 @@ export class DeliveryTask {
   /** The webhook-signature header, or null when no secret of the merchant can be opened. */
   private async signature(event: EventRow, at: Date, body: string): Promise<string | null> {
     try {
-      return await this.secrets.signature(event.merchant_id, event.environment, event.id, at, body);
+      return await this.untilTheDatabaseAnswers(() =>
+        this.secrets.signature(event.merchant_id, event.environment, event.id, at, body),
+      );
     } catch (error) {
       if (!(error instanceof SecretsUnreadableError)) throw error;
       this.logger.warn({ msg: error.message, event_id: event.id });

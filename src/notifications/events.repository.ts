@@ -276,8 +276,8 @@ export class EventsRepository {
    * in the event's `attempts`; its `last_*` fields show the attempt that started last, so
    * the event agrees with its attempts' list also when a redelivery and a scheduled
    * attempt overlapped (the one that started first may be recorded last). Recording the
-   * same attempt again (persist retries after a connection broke during COMMIT, which may
-   * have succeeded) changes nothing: an attempt is its event, kind and start time.
+   * same attempt again (the task tries again after a connection broke during COMMIT, which
+   * may have succeeded) changes nothing: an attempt is its event, kind and start time.
    */
   private async recordAttempt(eventId: string, kind: 'scheduled' | 'redelivery', result: AttemptResult) {
     await this.db.rows(

@@ -84,16 +84,34 @@ export interface Drain {
  * exits 1 then anyway. PostgreSQL rolls back whatever was still open, and a notification
  * attempt cut off is made again once its lease ends (docs/notifications.md).
  */
-export function drainThenExit(logger: Logger, drain: Drain): (signal: StopSignal) => Promise<void> {
+export function drainThenExit(
+  logger: Logger,
+  drain: Drain,
+  exitProcess: (code: number) => void = (code) => process.exit(code),
+): (signal: StopSignal) => Promise<void> {
+  let exiting = false;
+  const exit = (code: number) => {
+    // Once: the deadline and the end of the drain may come together.
+    if (exiting) return;
+    exiting = true;
+    void drain
+      .stopDatabase()
+      .catch(() => undefined)
+      .finally(() => exitProcess(code));
+  };
   return async (signal) => {
     logger.log(`${signal} received: finishing the ${drain.inFlight} in flight (at most ${drain.timeoutMs} ms)`);
     const deadline = setTimeout(() => {
       logger.warn(`${drain.inFlight} in flight outlasted SHUTDOWN_TIMEOUT_MS=${drain.timeoutMs}; exiting now`);
-      void drain.stopDatabase().finally(() => process.exit(1));
+      exit(1);
     }, drain.timeoutMs);
     deadline.unref();
-    await drain.close();
-    await drain.stopDatabase();
-    process.exit(0);
+    try {
+      await drain.close();
+      exit(0);
+    } catch (error) {
+      logger.error(`the stop failed: ${(error as Error).message}`);
+      exit(1);
+    }
   };
 }
