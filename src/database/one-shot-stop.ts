@@ -17,12 +17,7 @@ export interface OneShotStop {
  * its connection closes. A second signal (Ctrl-C under npm arrives twice) changes
  * nothing. Exits as the signal would: 143 for SIGTERM, 130 for SIGINT.
  */
-export function stopOnSignal(
-  command: string,
-  starting: StartingDatabase,
-  say: (line: string) => void,
-  exit: (code: number) => void = (code) => process.exit(code),
-): OneShotStop {
+export function stopOnSignal(command: string, starting: StartingDatabase, say: (line: string) => void): OneShotStop {
   let received = false;
   const stop = (signal: (typeof SIGNALS)[number]) => {
     if (received) return;
@@ -31,7 +26,7 @@ export function stopOnSignal(
     void starting
       .stop()
       .catch(() => undefined)
-      .finally(() => exit(128 + constants.signals[signal]));
+      .finally(() => process.exit(128 + constants.signals[signal]));
   };
   for (const signal of SIGNALS) process.on(signal, stop);
   return {

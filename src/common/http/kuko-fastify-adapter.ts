@@ -9,8 +9,8 @@ import { ApiResponse } from './api-response';
 import { Connections } from './connections';
 import { newRequestId, REQUEST_ID_HEADER } from './request-id';
 import {
-  framesBody,
   asksToUpgrade,
+  framesBody,
   framingRefusal,
   refuseCodings,
   refuseSecondContentType,
