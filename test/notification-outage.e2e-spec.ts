@@ -69,9 +69,9 @@ async function deliveryOf(recorder: TestApp, eventId: string) {
 }
 
 /**
- * SPEC §12: a delivered event is sent again only when the process died between the
- * merchant's 2xx and recording it. An instance whose pooler is away is alive: it keeps
- * the attempt, and records it once the pooler is back.
+ * docs/notifications.md, "At least once": a delivered event is sent again only when a
+ * process died between the merchant's 2xx and recording it. An instance whose pooler is
+ * away is alive: it keeps the attempt, and records it once the pooler is back.
  */
 describe('notifications while the connection pooler is away (docs/notifications.md, "Engine")', () => {
   let recorder: TestApp;

@@ -148,8 +148,8 @@ export class DeliveryTask {
    * the job's 10 attempts, so a long enough outage would leave the event pending with no
    * job. A stop waits too, until its drain is about to end (stop()): then the job fails
    * and is run again by any instance, so an attempt answered but not recorded is sent
-   * again (SPEC §12's one repeat: the process ended between the 2xx and its record). Any
-   * other error fails at once.
+   * again (the one repeat docs/notifications.md allows: the process ended between the
+   * 2xx and its record). Any other error fails at once.
    */
   private async untilTheDatabaseAnswers<T>(step: () => Promise<T>): Promise<T> {
     for (let pause = OUTAGE_RETRY_FIRST_MS; ; pause = Math.min(pause * 2, OUTAGE_RETRY_MAX_MS)) {
