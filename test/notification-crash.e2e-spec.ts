@@ -9,7 +9,7 @@ import {
   JOB_MAX_ATTEMPTS,
   slotJobKeySuffix,
 } from '../src/notifications/events.repository';
-import { Receiver, startReceiver, waitFor, waitForSettled } from './support/receiver';
+import { Receiver, startReceiver, until, waitFor, waitForSettled } from './support/receiver';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
 import { createMerchant, orderBody } from './support/factories';
@@ -30,15 +30,6 @@ async function payOrders(t: TestApp, key: string, notifyUrl: string, count: numb
   }
   const { rows } = await t.db.pool.query('SELECT id FROM events WHERE order_id = ANY($1)', [ids]);
   return rows.map((row) => row.id as string);
-}
-
-/** Polls a condition every 20 ms; the deadline only guards against a hang. */
-async function until(condition: () => boolean, timeoutMs = 30000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 function countById(ids: string[]): Map<string, number> {

@@ -1,18 +1,9 @@
 import { databaseEnv } from './support/database';
 import { createMerchant, orderBody } from './support/factories';
 import { NOTIFY_ENV } from './support/notifications';
-import { startReceiver } from './support/receiver';
+import { startReceiver, until } from './support/receiver';
 import { Relay, startRelay } from './support/relay';
 import { startTestApp, TestApp } from './support/test-app';
-
-/** Polls a condition every 50 ms; the deadline only guards against a hang. */
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

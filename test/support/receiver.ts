@@ -91,3 +91,12 @@ export async function waitFor(pool: Pool, sql: string, params: unknown[] = [], t
 export function waitForSettled(pool: Pool, timeoutMs?: number): Promise<void> {
   return waitFor(pool, `SELECT count(*) = 0 AS done FROM events WHERE delivery_status = 'pending'`, [], timeoutMs);
 }
+
+/** Polls a condition every 20 ms; the deadline only guards against a hang. */
+export async function until(condition: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
