@@ -203,3 +203,52 @@ describe('notifications while the connection pooler is away (docs/notifications.
     }
   }, 90_000);
 });
+
+/**
+ * The same promise through the passing failures of a database that stays up: the record
+ * of an attempt the merchant accepted is tried again, not given up (the queue would
+ * then send it again).
+ */
+describe('notifications through a passing failure of a live database', () => {
+  let app: TestApp;
+
+  beforeEach(async () => {
+    app = await startTestApp({ ...NOTIFY_ENV, NOTIFY_TIMEOUT_MS: '10000' });
+  });
+  afterEach(() => app.close());
+
+  // A cancel (57014) while recording failed the job, as a deadlock (40P01) or a
+  // statement timeout would have.
+  it('records an attempt whose record was cancelled when it tries again, and sends it once', async () => {
+    const receiver = await startReceiver(() => ({ status: 200 }), 1500);
+    const holder = await app.db.pool.connect();
+    try {
+      const eventId = await payOneOrder(app, receiver.url);
+      await until(() => receiver.received.length === 1);
+      // The record waits on the event's row, and is cancelled while it waits.
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM events WHERE id = $1 FOR UPDATE', [eventId]);
+      let waiting: number | undefined;
+      await until(async () => {
+        const { rows } = await app.db.pool.query(
+          `SELECT pid FROM pg_stat_activity
+            WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%notification_attempts%'`,
+        );
+        waiting = rows[0]?.pid as number | undefined;
+        return waiting !== undefined;
+      });
+      await app.db.pool.query('SELECT pg_cancel_backend($1)', [waiting]);
+      await pause(500);
+      await holder.query('COMMIT');
+      await until(async () => (await deliveryOf(app, eventId)).delivery_status === 'delivered');
+      // Past the queue's first retry of a failed job (about 3 s).
+      await pause(5000);
+      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+      expect(await deliveryOf(app, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
+    } finally {
+      await holder.query('ROLLBACK').catch(() => undefined);
+      holder.release();
+      await receiver.close();
+    }
+  }, 60_000);
+});

@@ -4,6 +4,7 @@ import {
   isDatabaseUnavailable,
   isPermanentConnectFailure,
   isStalePlan,
+  isWorthTryingAgain,
   unavailableReason,
 } from './pg-errors';
 
@@ -157,6 +158,33 @@ describe('database errors', () => {
     expect(isDatabaseUnavailable(late)).toBe(true);
     expect(toErrorResponse(late, 'req_5').status).toBe(503);
     expect(unavailableReason(late)).toMatch(/^stopped answering/);
+  });
+
+  it('take exactly what a request answers 503 for as worth trying again: a deadlock, a cancel, a timeout, an outage', () => {
+    const passing = [
+      serverError('deadlock detected', '40P01'),
+      serverError('could not serialize access due to concurrent update', '40001'),
+      serverError('canceling statement due to user request', '57014'),
+      serverError('canceling statement due to lock timeout', '55P03'),
+      serverError('cached plan must not change result type', '0A000'),
+      serverError('terminating connection due to administrator command', '57P01'),
+      new Error('timeout exceeded when trying to connect'),
+      new Error('Query read timeout'),
+    ];
+    const lasting = [
+      serverError('duplicate key value violates unique constraint "events_pkey"', '23505'),
+      serverError('syntax error at or near "SELEC"', '42601'),
+      serverError('value too long for type character varying(8)', '22001'),
+      new TypeError("Cannot read properties of undefined (reading 'id')"),
+    ];
+    for (const error of [...passing, ...lasting]) {
+      expect([error.message, isWorthTryingAgain(error)]).toEqual([
+        error.message,
+        toErrorResponse(error, 'req_6').status === 503,
+      ]);
+    }
+    expect(passing.every(isWorthTryingAgain)).toBe(true);
+    expect(lasting.some(isWorthTryingAgain)).toBe(false);
   });
 
   it("read the reason through TypeORM's wrapper and name nothing of the connection", () => {

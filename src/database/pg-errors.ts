@@ -193,6 +193,18 @@ export function isDatabaseUnavailable(error: unknown): boolean {
 }
 
 /**
+ * A statement that failed but may succeed as it is, tried again a little later: the
+ * database is away (isDatabaseUnavailable), too busy or cancelled (isDatabaseBusy: a lock
+ * or statement timeout, pg_cancel_backend), a concurrent transaction won (a deadlock or a
+ * serialization failure), or a schema change made its plan stale. Everything a request
+ * answers 503 for (error-response.ts); anything else is a bug or a refusal of the
+ * statement itself, which the same statement meets again.
+ */
+export function isWorthTryingAgain(error: unknown): boolean {
+  return isDatabaseUnavailable(error) || isDatabaseBusy(error) || isSerializationFailure(error) || isStalePlan(error);
+}
+
+/**
  * What a start-up meets that no retry changes: startup options PostgreSQL refuses
  * (DATABASE_URL's `options`): a setting it does not know (undefined_object), a value it
  * cannot take (invalid_parameter_value), an option it cannot read (`--foo` with no value:

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Metrics } from '../common/metrics/metrics';
 import { FailureStreak } from '../common/logging/failure-streak';
-import { isDatabaseUnavailable, loadShedCause } from '../database/pg-errors';
+import { isWorthTryingAgain } from '../database/pg-errors';
 import { Slots } from '../database/slots';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -141,15 +141,17 @@ export class DeliveryTask {
   /**
    * Runs a database step of an attempt (reading the event, recording what the merchant
    * answered, putting the attempt back) until the database answers, however long it is
-   * away. The job stays locked under this instance's lease meanwhile (the heartbeat goes
-   * over the queue's own connection, delivery-queue.ts), so no other instance takes it.
+   * away, and through the passing failures of a live database: a deadlock, a lock or
+   * statement timeout, a cancelled statement (isWorthTryingAgain). The job stays locked
+   * under this instance's lease meanwhile (the heartbeat goes over the queue's own
+   * connection, delivery-queue.ts), so no other instance takes it.
    * Failing the job instead would have the queue run it again: after the merchant's 2xx,
    * a second delivery by a process that never died; and each failure is charged one of
    * the job's 10 attempts, so a long enough outage would leave the event pending with no
    * job. A stop waits too, until its drain is about to end (stop()): then the job fails
    * and is run again by any instance, so an attempt answered but not recorded is sent
    * again (the one repeat docs/notifications.md allows: the process ended between the
-   * 2xx and its record). Any other error fails at once.
+   * 2xx and its record). Any other error (a bug) fails at once.
    */
   private async untilTheDatabaseAnswers<T>(step: () => Promise<T>): Promise<T> {
     for (let pause = OUTAGE_RETRY_FIRST_MS; ; pause = Math.min(pause * 2, OUTAGE_RETRY_MAX_MS)) {
@@ -159,7 +161,7 @@ export class DeliveryTask {
         if (recovered) this.logger.log(recovered);
         return result;
       } catch (error) {
-        if (this.stopping || (!isDatabaseUnavailable(error) && loadShedCause(error) === null)) throw error;
+        if (this.stopping || !isWorthTryingAgain(error)) throw error;
         const line = this.outage.failed(`${(error as Error).message}; waiting for it`);
         if (line) this.logger.warn(line);
         await new Promise<void>((resolve) => {
