@@ -10,6 +10,7 @@ import { freePort, isAlive } from '../src/database/embedded-postgres';
 import { createTestDatabase, databaseEnv, testServerUrl, waitForLockWaiters } from './support/database';
 import { orderBody } from './support/factories';
 import { startServerProcess } from './support/server-process';
+import { startRelay } from './support/relay';
 import { selfSignedCertificate, startTlsOnlyServer } from './support/tls-postgres';
 
 describe('start-up (docs/operations.md)', () => {
@@ -56,25 +57,64 @@ describe('start-up (docs/operations.md)', () => {
     expect(result.stderr).not.toContain('not*base64');
   });
 
-  it('names the database URL it could not reach, without its password or a stack', () => {
-    const result = start({ DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/kukopay' });
+  /** A database that never answers, waited for 2.5 s: a warning for each try, then the failure. */
+  const UNREACHABLE = { DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/kukopay', DATABASE_START_TIMEOUT_MS: '2500' };
+  const expectWaitedThenFailed = (result: { status: number | null; stdout: string; stderr: string }) => {
     expect(result.status).toBe(1);
+    const waits = result.stdout.split('\n').filter((line) => line.includes('trying again'));
+    expect(waits.length).toBeGreaterThanOrEqual(2);
+    for (const line of waits) {
+      expect(JSON.parse(line)).toMatchObject({
+        level: 'warn',
+        msg: expect.stringMatching(
+          /^DATABASE_URL \(app@127\.0\.0\.1:1\/kukopay\): connect ECONNREFUSED .*; trying again in \d+ ms, for up to \d s more \(DATABASE_START_TIMEOUT_MS=2500\)$/,
+        ),
+      });
+    }
     expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(app@127\.0\.0\.1:1\/kukopay\): .*ECONNREFUSED/);
-    expect(result.stderr).not.toContain('s3cret');
+    expect(`${result.stdout}${result.stderr}`).not.toContain('s3cret');
     expect(result.stderr).not.toMatch(/Failed to start:[^\n]*\n\s+at /);
+  };
+
+  it('waits DATABASE_START_TIMEOUT_MS for a database it cannot reach, saying why, then names it without its password or a stack', () => {
+    expectWaitedThenFailed(start({ ...UNREACHABLE, LOG_LEVEL: 'info', LOG_FORMAT: 'json' }));
   });
 
-  it('npm run worker names what it could not reach the same way, without a stack', () => {
+  it('npm run worker waits and names what it could not reach the same way', () => {
     const result = spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'worker.js')], {
-      env: { ...process.env, DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/kukopay', LOG_LEVEL: 'info' },
+      env: { ...process.env, ...UNREACHABLE, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
       encoding: 'utf8',
       timeout: 20000,
     });
-    expect(result.status).toBe(1);
-    expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(app@127\.0\.0\.1:1\/kukopay\): .*ECONNREFUSED/);
-    expect(result.stderr).not.toContain('s3cret');
-    expect(result.stderr).not.toMatch(/Failed to start:[^\n]*\n\s+at /);
+    expectWaitedThenFailed(result);
   });
+
+  // One `docker compose up` starts the database beside the service; a PgBouncer answers
+  // from a failed login for 15 s. The start tried three times in 3 s, saying only
+  // "Unable to connect to the database. Retrying".
+  it('serves once a database that could not be reached at first is there', async () => {
+    const db = await createTestDatabase();
+    const relay = await startRelay(new URL(db.url));
+    let server: Awaited<ReturnType<typeof startServerProcess>> | undefined;
+    try {
+      await relay.cut();
+      const relayed = new URL(db.url);
+      relayed.host = `127.0.0.1:${relay.port}`;
+      const starting = startServerProcess({ ...databaseEnv(db.url), DATABASE_URL: relayed.toString() });
+      await new Promise((resolve) => setTimeout(resolve, 4000));
+      await relay.restore();
+      server = await starting;
+      const waits = server.stdout.filter((line) => line.includes('trying again'));
+      expect(waits.length).toBeGreaterThanOrEqual(1);
+      expect(waits.join('\n')).toMatch(/ECONNREFUSED/);
+      const created = await fetch(`${server.url}/health`);
+      expect(created.status).toBe(200);
+    } finally {
+      await server?.kill('SIGTERM');
+      await relay.close();
+      await db.drop();
+    }
+  }, 60_000);
 
   it.each([
     ['a setting PostgreSQL does not know', '?options=-c%20lock_timeot%3D1s', /unrecognized configuration parameter/],
@@ -85,7 +125,7 @@ describe('start-up (docs/operations.md)', () => {
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(/);
     expect(result.stderr).toMatch(reason);
-    expect(`${result.stdout}${result.stderr}`).not.toMatch(/Retrying/);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/trying again/);
   });
 
   it.each([
@@ -106,7 +146,7 @@ describe('start-up (docs/operations.md)', () => {
       const output = `${result.stdout}${result.stderr}`;
       expect(output).toMatch(/Failed to start: DATABASE_URL \(app@127\.0\.0\.1:\d+\/kukopay\): /);
       expect(output).toMatch(reason);
-      expect(output).not.toMatch(/Retrying/);
+      expect(output).not.toMatch(/trying again/);
       expect(server.connections()).toBe(1);
     } finally {
       await server.stop();
@@ -120,7 +160,7 @@ describe('start-up (docs/operations.md)', () => {
     const result = start({ DATABASE_URL: url.toString() });
     expect(result.status).toBe(1);
     expect(result.stderr).toMatch(/Failed to start: DATABASE_URL \(.*\/kuko_no_such_database\): .*does not exist/);
-    expect(`${result.stdout}${result.stderr}`).not.toMatch(/Retrying/);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/trying again/);
     // Said once: Nest's own report of the failed start is not written beside it.
     expect(`${result.stdout}${result.stderr}`.match(/does not exist/g)).toHaveLength(1);
   });

@@ -42,6 +42,8 @@ export interface AppConfig {
   databasePoolRoleSettings: boolean;
   /** Connections per process. */
   databasePoolSize: number;
+  /** How long a start-up waits for a database that cannot serve yet (0: one try). */
+  databaseStartTimeoutMs: number;
   /** The whole request (headers and body) must arrive within this; headers within 10 s. */
   requestTimeoutMs: number;
   /** SIGTERM drains in-flight requests for at most this long, then the process exits. */
@@ -96,6 +98,7 @@ function readConfig(env: Env, stdoutIsTty: boolean): AppConfig {
     databasePoolPreparedStatements: onOff(env, 'DATABASE_POOL_PREPARED_STATEMENTS', false),
     databasePoolRoleSettings: onOff(env, 'DATABASE_POOL_ROLE_SETTINGS', false),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 20, 2, 1000),
+    databaseStartTimeoutMs: integer(env, 'DATABASE_START_TIMEOUT_MS', 30_000, 0, 3_600_000),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1000, 3_600_000),
     shutdownTimeoutMs: integer(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 1000, 3_600_000),
     adminToken: adminToken(env),

@@ -18,6 +18,7 @@ export type DatabaseConfig = Pick<
   | 'databasePoolRoleSettings'
   | 'databasePoolSize'
   | 'databaseDirectUrl'
+  | 'databaseStartTimeoutMs'
 >;
 
 /** What Db is given for a DATABASE_URL and the configuration. */

@@ -1,11 +1,11 @@
 import { DynamicModule, Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, failedOn, SetupRefused } from './database-setup';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, failedOn } from './database-setup';
 import { Db, DB_OPTIONS } from './db';
 import { runMigrations } from './migrations';
 import { checkSameTables } from './same-tables';
-import { isPermanentConnectFailure } from './pg-errors';
+import { untilReachable } from './wait-at-start';
 
 /**
  * The TypeORM data source (its pool; migrations run at start-up) and Db, through which
@@ -20,36 +20,39 @@ export class DatabaseModule {
     const migrationUrl = config.databaseDirectUrl
       ? ({ variable: 'DATABASE_DIRECT_URL', url: config.databaseDirectUrl } as const)
       : ({ variable: 'DATABASE_URL', url } as const);
-    const dataSource = dataSourceFor(url, options);
+    const poolOptions = dataSourceFor(url, options);
+    /** Migrations, the pool, and the checks that the database is set up as configured. */
+    const connect = async (resolved: DataSourceOptions): Promise<DataSource> => {
+      await runMigrations(migrationUrl.url, {
+        variable: migrationUrl.variable,
+        log: { info: (line) => migrationsLogger.log(line), warn: (line) => migrationsLogger.warn(line) },
+      }).catch(failedOn(migrationUrl.variable, migrationUrl.url));
+      const dataSource = await new DataSource(resolved).initialize().catch(failedOn('DATABASE_URL', url));
+      try {
+        await checkDatabaseSetup(dataSource, options);
+        if (config.databaseDirectUrl) await checkSameTables(dataSource, options, config.databaseDirectUrl);
+      } catch (error) {
+        await dataSource.destroy();
+        throw error;
+      }
+      return dataSource;
+    };
     return {
       module: DatabaseModule,
       global: true,
       imports: [
         TypeOrmModule.forRootAsync({
           useFactory: () => ({
-            ...dataSource,
-            retryAttempts: 3,
-            retryDelay: 1000,
-            // A server that cannot be reached may be starting; a refused setup, password,
-            // database name, option or TLS stays refused, and is said once rather than
-            // after three retries.
-            toRetry: (error: unknown) => !(error instanceof SetupRefused) && !isPermanentConnectFailure(error),
+            ...poolOptions,
+            // Waited for here (untilReachable), saying why each try failed; Nest's own
+            // retries would say only "Unable to connect".
+            retryAttempts: 0,
+            toRetry: () => false,
           }),
-          dataSourceFactory: async (resolved) => {
-            await runMigrations(migrationUrl.url, {
-              variable: migrationUrl.variable,
-              log: { info: (line) => migrationsLogger.log(line), warn: (line) => migrationsLogger.warn(line) },
-            }).catch(failedOn(migrationUrl.variable, migrationUrl.url));
-            const dataSource = await new DataSource(resolved!).initialize().catch(failedOn('DATABASE_URL', url));
-            try {
-              await checkDatabaseSetup(dataSource, options);
-              if (config.databaseDirectUrl) await checkSameTables(dataSource, options, config.databaseDirectUrl);
-            } catch (error) {
-              await dataSource.destroy();
-              throw error;
-            }
-            return dataSource;
-          },
+          dataSourceFactory: (resolved) =>
+            untilReachable(() => connect(resolved!), config.databaseStartTimeoutMs, (line) =>
+              logger.warn(line),
+            ),
         }),
       ],
       providers: [{ provide: DB_OPTIONS, useValue: options }, Db],
@@ -59,3 +62,4 @@ export class DatabaseModule {
 }
 
 const migrationsLogger = new Logger('Migrations');
+const logger = new Logger('Database');

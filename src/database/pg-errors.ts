@@ -205,6 +205,15 @@ export function isWorthTryingAgain(error: unknown): boolean {
 }
 
 /**
+ * A start-up's failure, directly or as its cause, that waiting may change: the database
+ * is starting, restarting, not reachable yet, or PgBouncer is still retrying its login
+ * (isWorthTryingAgain), and not a refusal no wait changes (isPermanentConnectFailure).
+ */
+export function isPassingAtStart(error: unknown): boolean {
+  return anyCause(error, isWorthTryingAgain) && !isPermanentConnectFailure(error);
+}
+
+/**
  * What a start-up meets that no retry changes: startup options PostgreSQL refuses
  * (DATABASE_URL's `options`): a setting it does not know (undefined_object), a value it
  * cannot take (invalid_parameter_value), an option it cannot read (`--foo` with no value:
