@@ -17,7 +17,37 @@ describe('FailureStreak', () => {
 
     expect(streak.succeeded()).toBe('notification relay recovered after 601 failed attempts');
     expect(streak.succeeded()).toBeNull();
-    // The next outage is told from its first failure again.
+    // The next outage, an interval later, is told from its first failure again.
+    now += 30_000;
     expect(streak.failed('timeout')).toBe('notification relay failed: timeout');
+  });
+});
+
+describe('FailureStreak when what it needs flaps', () => {
+  it('writes at most a line per interval beyond a told outage, and counts the quiet ones in the next', () => {
+    let now = 0;
+    const streak = new FailureStreak('notification delivery: the database', 30_000, () => now);
+    const lines: string[] = [];
+    const say = (line: string | null) => line !== null && lines.push(`${now / 1000} s: ${line}`);
+    // Away one second in two, for 75 s: one failure and one success a second.
+    for (now = 0; now < 75_000; now += 1000) say(now % 2000 === 0 ? streak.failed('timeout') : streak.succeeded());
+    expect(lines).toEqual([
+      '0 s: notification delivery: the database failed: timeout',
+      '1 s: notification delivery: the database recovered after 1 failed attempts',
+      '31 s: notification delivery: the database recovered; 15 attempts failed in 15 short outages since the last line',
+      '61 s: notification delivery: the database recovered; 15 attempts failed in 15 short outages since the last line',
+    ]);
+    // A long outage after quiet ones counts them in its first line.
+    now = 75_000;
+    say(streak.succeeded());
+    now = 91_000;
+    say(streak.failed('timeout'));
+    now = 92_000;
+    say(streak.failed('timeout'));
+    say(streak.succeeded());
+    expect(lines.slice(4)).toEqual([
+      '91 s: notification delivery: the database failed: timeout; before it, 7 attempts failed in 7 short outages',
+      '92 s: notification delivery: the database recovered after 2 failed attempts',
+    ]);
   });
 });
