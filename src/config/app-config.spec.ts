@@ -67,6 +67,7 @@ describe('loadConfig', () => {
     ['IDEMPOTENCY_TTL_SECONDS', '0'],
     ['IDEMPOTENCY_TTL_SECONDS', '1.5'],
     ['IDEMPOTENCY_PURGE_CRON', 'every ten minutes'],
+    ['IDEMPOTENCY_PURGE_CRON', '0 0 31 2 *'],
     ['LOG_LEVEL', 'loud'],
     ['LOG_FORMAT', 'colourful'],
     ['HOST', 'every interface'],

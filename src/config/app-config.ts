@@ -206,10 +206,18 @@ function webhookSecrets(env: Env): WebhookSecrets {
 function purgeCron(env: Env): string | null {
   const raw = value(env, 'IDEMPOTENCY_PURGE_CRON') ?? '*/10 * * * *';
   if (raw.toLowerCase() === 'off') return null;
+  let schedule: CronTime;
   try {
-    new CronTime(raw);
+    schedule = new CronTime(raw);
   } catch (error) {
     throw new ConfigError('IDEMPOTENCY_PURGE_CRON', `must be a cron expression or "off" (${(error as Error).message})`);
+  }
+  // A date no year has (`0 0 31 2 *`) parses, and fails only when the job is started, late
+  // in the start-up and in the cron library's words.
+  try {
+    schedule.sendAt();
+  } catch {
+    throw new ConfigError('IDEMPOTENCY_PURGE_CRON', `names no time that ever comes (got "${raw}"); use "off" to purge never`);
   }
   return raw;
 }
