@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { connect } from 'node:net';
 import { Logger } from '@nestjs/common';
-import type { PoolClient } from 'pg';
+import { Client, type PoolClient } from 'pg';
 import type { Response } from 'supertest';
 import { SESSION_SETTINGS, withServerSettings } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
@@ -203,14 +203,34 @@ describe('production database settings (docs/operations.md)', () => {
         `^DATABASE_URL and DATABASE_DIRECT_URL must reach the same tables: the migrations ran through DATABASE_DIRECT_URL in database "kuko_t_\\w+" \\(search_path [^)]+\\), and DATABASE_URL's requests find ${found} in database "kuko_t_\\w+"`,
       );
 
-    it('stop the start-up when they reach two databases, migrated or not', async () => {
+    const tablesIn = async (url: string) => {
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', 'information_schema')`,
+        );
+        return rows[0].n;
+      } finally {
+        await client.end();
+      }
+    };
+    const twoDatabases = new RegExp(
+      `^DATABASE_URL and DATABASE_DIRECT_URL must reach the same database: the migrations would run through DATABASE_DIRECT_URL in database "kuko_t_\\w+" \\(search_path [^)]+\\), and DATABASE_URL's requests reach database "kuko_t_\\w+" \\(search_path [^)]+\\); nothing was migrated; point both at the same database`,
+    );
+
+    // The migrations ran first, and created every table in the database the requests never use.
+    it('stop the start-up when they reach two databases, migrated or not, before migrating either', async () => {
       const [requests, migrations] = [await createTestDatabase(), await createTestDatabase()];
       try {
         const env = { ...SENT_WITH_EACH_TRANSACTION, DATABASE_DIRECT_URL: directUrlOf(migrations) };
-        await expect(startTestApp(env, requests)).rejects.toThrow(refusal('no orders table'));
+        await expect(startTestApp(env, requests)).rejects.toThrow(twoDatabases);
+        // Read directly: a pooler would keep a server connection to it, which a copy below refuses.
+        expect(await tablesIn(directUrlOf(migrations))).toBe(0);
+        expect(await tablesIn(directUrlOf(requests))).toBe(0);
         // Both migrated, as by two earlier deployments: still two sets of tables.
         await (await startTestApp({}, requests)).close();
-        await expect(startTestApp(env, requests)).rejects.toThrow(refusal('another orders table'));
+        await expect(startTestApp(env, requests)).rejects.toThrow(twoDatabases);
         // A copy of the migrations' database (CREATE DATABASE … TEMPLATE): the same table oids.
         // Migrated directly: a pooler would keep server connections to it, which a copy refuses.
         const original = new URL(directUrlOf(migrations)).pathname.slice(1);
@@ -219,9 +239,7 @@ describe('production database settings (docs/operations.md)', () => {
         try {
           const copy = new URL(requests.url);
           copy.pathname = `/${original}_copy`;
-          await expect(startTestApp(env, { ...requests, url: copy.toString() })).rejects.toThrow(
-            refusal('another orders table'),
-          );
+          await expect(startTestApp(env, { ...requests, url: copy.toString() })).rejects.toThrow(twoDatabases);
         } finally {
           await requests.pool.query(`DROP DATABASE IF EXISTS ${original}_copy WITH (FORCE)`);
         }

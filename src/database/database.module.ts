@@ -4,7 +4,7 @@ import { DataSource, DataSourceOptions } from 'typeorm';
 import { checkDatabaseSetup, DatabaseConfig, dataSourceFor, dbOptions, failedOn } from './database-setup';
 import { Db, DB_OPTIONS } from './db';
 import { runMigrations } from './migrations';
-import { checkSameTables } from './same-tables';
+import { checkSameDatabase, checkSameTables } from './same-tables';
 import { untilReachable } from './wait-at-start';
 
 /**
@@ -15,21 +15,26 @@ import { untilReachable } from './wait-at-start';
 export class DatabaseModule {
   static forRoot(url: string, config: DatabaseConfig): DynamicModule {
     const options = dbOptions(url, config);
-    // Migrations run first, one runner at a time (runMigrations), on the direct URL when
-    // there is one (they need a session), not on the pool.
+    // Migrations run one runner at a time (runMigrations), on the direct URL when there is
+    // one (they need a session), not on the pool.
     const migrationUrl = config.databaseDirectUrl
       ? ({ variable: 'DATABASE_DIRECT_URL', url: config.databaseDirectUrl } as const)
       : ({ variable: 'DATABASE_URL', url } as const);
     const poolOptions = dataSourceFor(url, options);
-    /** Migrations, the pool, and the checks that the database is set up as configured. */
+    /**
+     * The pool, the checks that the database is set up as configured, then the migrations:
+     * a start refused for its setup, or for two URLs that lead to two databases, has
+     * written nothing (the migrations would have created every table in the other one).
+     */
     const connect = async (resolved: DataSourceOptions): Promise<DataSource> => {
-      await runMigrations(migrationUrl.url, {
-        variable: migrationUrl.variable,
-        log: { info: (line) => migrationsLogger.log(line), warn: (line) => migrationsLogger.warn(line) },
-      }).catch(failedOn(migrationUrl.variable, migrationUrl.url));
       const dataSource = await new DataSource(resolved).initialize().catch(failedOn('DATABASE_URL', url));
       try {
         await checkDatabaseSetup(dataSource, options);
+        if (config.databaseDirectUrl) await checkSameDatabase(dataSource, options, config.databaseDirectUrl);
+        await runMigrations(migrationUrl.url, {
+          variable: migrationUrl.variable,
+          log: { info: (line) => migrationsLogger.log(line), warn: (line) => migrationsLogger.warn(line) },
+        }).catch(failedOn(migrationUrl.variable, migrationUrl.url));
         if (config.databaseDirectUrl) await checkSameTables(dataSource, options, config.databaseDirectUrl);
       } catch (error) {
         await dataSource.destroy();

@@ -26,25 +26,54 @@ const TABLES_SEEN = `SELECT extract(epoch FROM pg_postmaster_start_time())::text
  * the migrations made.
  */
 export async function checkSameTables(pool: DataSource, options: DbOptions, directUrl: string): Promise<void> {
+  const { migrated, served } = await whereEachLeads(pool, options, directUrl);
+  // A database copied from another (CREATE DATABASE … TEMPLATE) has the same table oids.
+  const same = (['server', 'database', 'orders'] as const).every((field) => served[field] === migrated[field]);
+  if (same) return;
+  const found = served.orders === null ? 'no orders table' : 'another orders table';
+  throw new SetupRefused(
+    `DATABASE_URL and DATABASE_DIRECT_URL must reach the same tables: the migrations ran through DATABASE_DIRECT_URL ` +
+      `in ${where(migrated)}, and DATABASE_URL's requests find ${found} in ${where(served)}; ${POINT_BOTH}`,
+  );
+}
+
+/**
+ * The same before the migrations run, as far as it can be told then: one database on one
+ * server. Two URLs that lead to two databases would have the migrations create every
+ * table in the one the requests never use (another application's, say) before
+ * checkSameTables refused the start.
+ */
+export async function checkSameDatabase(pool: DataSource, options: DbOptions, directUrl: string): Promise<void> {
+  const { migrated, served } = await whereEachLeads(pool, options, directUrl);
+  if (served.server === migrated.server && served.database === migrated.database) return;
+  const elsewhere = served.database === migrated.database ? ' on another server' : '';
+  throw new SetupRefused(
+    `DATABASE_URL and DATABASE_DIRECT_URL must reach the same database: the migrations would run through ` +
+      `DATABASE_DIRECT_URL in ${where(migrated)}, and DATABASE_URL's requests reach ${where(served)}${elsewhere}; ` +
+      `nothing was migrated; ${POINT_BOTH}`,
+  );
+}
+
+const POINT_BOTH =
+  'point both at the same database, with the same search_path in their options (docs/operations.md)';
+
+const where = (seen: TablesSeen) => `database "${seen.database}" (search_path ${seen.search_path})`;
+
+/** What DATABASE_DIRECT_URL's connections see, on one connection of their own, and what requests see. */
+async function whereEachLeads(
+  pool: DataSource,
+  options: DbOptions,
+  directUrl: string,
+): Promise<{ migrated: TablesSeen; served: TablesSeen }> {
   const direct = new DataSource(dataSourceOptions(directUrl, { max: 1 }));
   await direct.initialize().catch(failedOn('DATABASE_DIRECT_URL', directUrl));
   let migrated: TablesSeen;
   try {
-    [migrated] = (await direct.query(TABLES_SEEN)) as TablesSeen[];
+    [migrated] = (await direct.query(TABLES_SEEN)) as [TablesSeen];
   } finally {
     await direct.destroy();
   }
-  const served = await tablesSeenByRequests(pool, options);
-  // A database copied from another (CREATE DATABASE … TEMPLATE) has the same table oids.
-  const same = (['server', 'database', 'orders'] as const).every((field) => served[field] === migrated![field]);
-  if (same) return;
-  const where = (seen: TablesSeen) => `database "${seen.database}" (search_path ${seen.search_path})`;
-  const found = served.orders === null ? 'no orders table' : 'another orders table';
-  throw new SetupRefused(
-    `DATABASE_URL and DATABASE_DIRECT_URL must reach the same tables: the migrations ran through DATABASE_DIRECT_URL ` +
-      `in ${where(migrated!)}, and DATABASE_URL's requests find ${found} in ${where(served)}; ` +
-      'point both at the same database, with the same search_path in their options (docs/operations.md)',
-  );
+  return { migrated, served: await tablesSeenByRequests(pool, options) };
 }
 
 /** Behind a transaction pooler the settings (search_path among them) go with each transaction. */
