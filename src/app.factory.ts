@@ -34,7 +34,7 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
   // Idempotency outside the envelope: it stores and replays the complete answer.
   app.useGlobalInterceptors(app.get(IdempotencyInterceptor), new EnvelopeInterceptor());
   installMetrics(app, options.config, adapter.connections);
-  setUpOpenApi(app);
+  setUpOpenApi(app, { adminApi: options.config.adminToken !== null });
   await app.init();
   await app.getHttpAdapter().getInstance().ready();
   return app;

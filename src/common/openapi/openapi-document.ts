@@ -2,10 +2,15 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { ErrorSchema } from './error.schema';
 import { finalizeDocument } from './finalize-document';
+import { withoutAdminApi } from './without-admin-api';
 
-/** Serves the document at /docs-json and the interactive reference at /docs. */
-export function setUpOpenApi(app: INestApplication): void {
-  SwaggerModule.setup('docs', app, buildOpenApiDocument(app), {
+/**
+ * Serves the document at /docs-json and the interactive reference at /docs; without
+ * `adminApi` (no ADMIN_TOKEN), as if the admin API did not exist.
+ */
+export function setUpOpenApi(app: INestApplication, { adminApi }: { adminApi: boolean }): void {
+  const document = buildOpenApiDocument(app);
+  SwaggerModule.setup('docs', app, adminApi ? document : withoutAdminApi(document), {
     jsonDocumentUrl: 'docs-json',
     // /docs#/orders/createOrder opens that operation.
     swaggerOptions: { deepLinking: true, displayOperationId: true },
