@@ -15,6 +15,7 @@ const { randomBytes } = require('node:crypto');
 const { mkdirSync } = require('node:fs');
 const os = require('node:os');
 const { join } = require('node:path');
+const { readCommandLine } = require('../dist/config/command-line.js');
 const { Cleanup } = require('./lib/cleanup');
 const { checkpoint, openDatabase, setLimitsOnDatabase } = require('./lib/database');
 const { findPostmaster, startCpuMeasure } = require('./lib/cpu');
@@ -28,6 +29,22 @@ const ROOT = join(__dirname, '..');
 const PEER_PACKAGE = '@node-idempotency/nestjs 1.0.4';
 const RESULTS = join(__dirname, 'results');
 const log = (line) => process.stdout.write(`${line}\n`);
+
+const USAGE = `
+Usage: npm run bench   (or node bench/bench.js, after a build)
+
+The performance figures and targets of docs/benchmarks.md, on this machine (~6 minutes):
+starts PostgreSQL and the built server (and a NestJS peer app, installed on first use),
+runs every scenario at each connection count, prints one table and writes
+bench/results/latest.* (partial.* when a setting below is changed). Takes no arguments.
+
+Environment (docs/benchmarks.md):
+  BENCH_SECONDS (10), BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (10,50),
+  BENCH_SCENARIOS (ids, comma-separated; default all but the opt-in ones),
+  BENCH_STRICT=1 (a missed target also fails the run), BENCH_DURABLE=0 (fsync off),
+  BENCH_PEER_STORAGE (redis | memory), BENCH_REDIS_URL, BENCH_ROLE_SETTINGS (1 | 0),
+  DATABASE_URL (unset: a throw-away embedded PostgreSQL), KUKO_PGBOUNCER (the pgbouncer binary).
+`;
 
 function settingsFromEnv(env = process.env) {
   const number = (name, fallback, min) => {
@@ -305,6 +322,8 @@ function gitDescribe() {
 }
 
 function main() {
+  // Before anything starts: --help, or a typo, must not begin a 6-minute run.
+  readCommandLine({ name: 'bench', usage: USAGE });
   mkdirSync(RESULTS, { recursive: true });
   const cleanup = new Cleanup(log);
   let stopping = false;

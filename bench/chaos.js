@@ -10,7 +10,8 @@
  * and restarts PostgreSQL. At the end it checks from the database that every operation
  * produced exactly one refund, stored under its key, and that amount_refunded adds up.
  *
- *   node bench/chaos.js [--operations 300] [--workers 8] [--kills 10] [--db-restarts 1] [--client fetch|sdk]
+ *   node bench/chaos.js [--operations 300] [--workers 8] [--kills 10] [--db-restarts 1] [--payments 100]
+ *     [--client fetch|sdk]   (--help says what each is)
  *
  * `--client sdk` makes the workers @kukopay/node clients (bench/chaos/sdk-client.js): the
  * client's own retries instead of the loop below, under the same kills.
@@ -21,6 +22,7 @@
 const { randomUUID } = require('node:crypto');
 const { Client } = require('pg');
 const { Webhook } = require('standardwebhooks');
+const { readCommandLine, refuseArguments } = require('../dist/config/command-line.js');
 const { startTestCluster } = require('../dist/database/test-clusters.js');
 const { freePort } = require('../dist/database/embedded-postgres.js');
 const { startServer } = require('./chaos/server.js');
@@ -31,21 +33,46 @@ const SECRET = `whsec_${Buffer.from('chaos-harness-webhook-secret-0001').toStrin
 const ADMIN_TOKEN = 'chaos-admin-token-0123456789';
 const LIMIT_MS = 10 * 60 * 1000;
 
+const USAGE = `
+Usage: npm run chaos -- [options]   (or node bench/chaos.js [options], after a build)
+
+Kills the server (SIGKILL) again and again and restarts PostgreSQL under retried refunds
+and webhook payments, then counts from the database that nothing was lost or duplicated
+(docs/crash-safety.md). Starts its own PostgreSQL and server, and stops them at the end;
+exits non-zero on any loss or duplicate. Reads no environment variable of its own.
+
+Options:
+  --operations N    refund operations (default 300)
+  --workers N       concurrent clients (default 8)
+  --kills N         server kills, at least (default 10)
+  --db-restarts N   PostgreSQL restarts (default 1)
+  --payments N      orders paid by webhooks under the same kills (default 100)
+  --client fetch|sdk  sdk: the clients are @kukopay/node with its own retries (default fetch)
+  -h, --help        this text
+`;
+
+const COUNTS = { operations: 300, workers: 8, kills: 10, 'db-restarts': 1, payments: 100 };
+
+/** Read before anything starts: a mistyped option must not start a run with the defaults. */
 function parseOptions(argv) {
-  const options = { operations: 300, workers: 8, kills: 10, 'db-restarts': 1, payments: 100 };
-  let client = 'fetch';
-  for (let i = 0; i < argv.length; i += 2) {
-    const name = argv[i].replace(/^--/, '');
-    if (name === 'client' && ['fetch', 'sdk'].includes(argv[i + 1])) {
-      client = argv[i + 1];
-      continue;
-    }
-    if (!(name in options) || !/^\d+$/.test(argv[i + 1] ?? ''))
-      throw new Error(`bad option ${argv[i]} ${argv[i + 1] ?? ''}`);
-    options[name] = Number(argv[i + 1]);
-  }
-  const { operations, workers, kills, payments } = options;
-  return { operations, workers, kills, dbRestarts: options['db-restarts'], payments, client };
+  const options = Object.fromEntries(Object.keys(COUNTS).map((name) => [name, { type: 'string' }]));
+  const spec = { name: 'chaos', usage: USAGE, options: { ...options, client: { type: 'string' } } };
+  const { values } = readCommandLine(spec, argv);
+  const count = (name) => {
+    if (values[name] === undefined) return COUNTS[name];
+    if (!/^\d+$/.test(values[name])) refuseArguments('chaos', `--${name} takes a whole number, got '${values[name]}'`);
+    return Number(values[name]);
+  };
+  const client = values.client ?? 'fetch';
+  if (!['fetch', 'sdk'].includes(client)) refuseArguments('chaos', `--client takes fetch or sdk, got '${client}'`);
+  return {
+    operations: count('operations'),
+    workers: count('workers'),
+    kills: count('kills'),
+    dbRestarts: count('db-restarts'),
+    payments: count('payments'),
+    client,
+  };
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,10 +1,22 @@
 /** `npm run migration:run`: applies pending migrations and exits (start-up does the same). */
 import 'reflect-metadata';
 import { loadConfig } from '../config/app-config';
+import { readCommandLine } from '../config/command-line';
 import { failedOn } from './database-setup';
 import { runMigrations } from './migrations';
 import { stopOnSignal } from './one-shot-stop';
 import { StartingDatabase } from './resolve-database';
+
+const USAGE = `
+Usage: npm run migration:run   (or node dist/database/migrate.cli.js, already built)
+
+Applies the pending migrations and exits, as start-up does; waits for another instance
+applying them. Takes no arguments.
+
+Environment: DATABASE_DIRECT_URL, else DATABASE_URL (neither: the embedded PostgreSQL of
+npm start, under .data/) (README.md, docs/operations.md).
+`;
+readCommandLine({ name: 'migration:run', usage: USAGE });
 
 const say = (line: string) => process.stderr.write(`${line}\n`);
 const starting = new StartingDatabase();

@@ -7,10 +7,23 @@
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../config/app-config';
+import { readCommandLine } from '../config/command-line';
 import { checkDatabaseSetup, dataSourceFor, dbOptions } from '../database/database-setup';
 import { stopOnSignal } from '../database/one-shot-stop';
 import { StartingDatabase } from '../database/resolve-database';
 import { describePurge, IdempotencyPurgeService, purgeFailureDetail } from './idempotency-purge.service';
+
+const USAGE = `
+Usage: npm run purge   (or node dist/idempotency/purge.cli.js, already built)
+
+One purge of expired idempotency keys, as the scheduled job runs it: prints what it
+removed on stdout and exits 0, also when another instance was purging; exits 1 on an
+error. Takes no arguments.
+
+Environment: DATABASE_URL (unset: the embedded PostgreSQL of npm start, under .data/),
+and the DATABASE_POOL_* settings, read as the service reads them (README.md, docs/operations.md).
+`;
+readCommandLine({ name: 'purge', usage: USAGE });
 
 // stderr, so that stdout carries only the result.
 const say = (line: string) => process.stderr.write(`${line}\n`);
