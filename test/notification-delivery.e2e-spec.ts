@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createPaidOrder, TestMerchant } from './support/factories';
 import { NOTIFY_ENV } from './support/notifications';
@@ -416,6 +417,35 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
     } finally {
       await receiver.close();
       await rekeyed.close();
+      await sealed.db.drop();
+    }
+  });
+
+  // It started as usual, and every attempt for those merchants failed as secret_unreadable.
+  it('says at start-up when the secrets stored encrypted cannot be opened: ENCRYPTION_KEY left out or changed', async () => {
+    const key = (fill: number) => Buffer.alloc(32, fill).toString('base64');
+    const sealed = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off', ENCRYPTION_KEY: key(12) });
+    const owner = await createMerchant(sealed, 'Key left out');
+    await sealed.app.close();
+    const warned = jest.spyOn(Logger.prototype, 'warn');
+    const warningsOf = async (env: Record<string, string>) => {
+      warned.mockClear();
+      await (await startTestApp({ ...NOTIFY_ENV, ...env }, sealed.db)).app.close();
+      return warned.mock.calls.map(([message]) => String(message)).filter((m) => m.includes('stored encrypted'));
+    };
+    try {
+      const opening = `the notification secrets stored encrypted \\(2, the newest of merchant ${owner.id}\\) cannot be opened`;
+      expect(await warningsOf({ ENCRYPTION_KEY: '' })).toEqual([
+        expect.stringMatching(new RegExp(`^${opening} without ENCRYPTION_KEY, which is not set: `)),
+      ]);
+      expect(await warningsOf({ ENCRYPTION_KEY: key(13) })).toEqual([
+        expect.stringMatching(new RegExp(`^${opening} under the ENCRYPTION_KEY now set: `)),
+      ]);
+      expect(await warningsOf({ ENCRYPTION_KEY: key(12) })).toEqual([]);
+      // Only an instance that delivers signs, so only one says so.
+      expect(await warningsOf({ ENCRYPTION_KEY: '', NOTIFY_WORKERS: 'off' })).toEqual([]);
+    } finally {
+      warned.mockRestore();
       await sealed.db.drop();
     }
   });

@@ -44,6 +44,14 @@ export class NotificationSecretsRepository {
     return retired?.expires_at ?? null;
   }
 
+  /** The newest secret stored encrypted (enc:v1:…, secret-box.ts), and how many are; null when none is. */
+  async newestSealed(): Promise<{ secret: string; merchant_id: string; count: number } | null> {
+    return this.db.one(
+      `SELECT secret, merchant_id, count(*) OVER ()::int AS count FROM notification_secrets
+        WHERE secret LIKE 'enc:v1:%' ORDER BY id DESC LIMIT 1`,
+    );
+  }
+
   async signing(merchantId: string, environment: Environment): Promise<string[]> {
     const rows = await this.db.rows<{ secret: string }>(SIGNING_SECRETS, [merchantId, environment]);
     return rows.map((row) => row.secret);

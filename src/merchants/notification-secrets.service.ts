@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { RequestAuth } from '../common/auth/request-auth';
@@ -18,12 +18,17 @@ const ROLL_OVERLAP_SECONDS = 24 * 3600;
  * now set (they were sealed under another): nothing can be signed until the merchant rolls.
  */
 export class SecretsUnreadableError extends Error {
-  constructor(merchantId: string, environment: Environment) {
+  constructor(merchantId: string, environment: Environment, key: Buffer | null) {
     super(
-      `no notification secret of merchant ${merchantId} (${environment}) can be opened under the ENCRYPTION_KEY ` +
-        'now set; the merchant must roll its secret',
+      `no notification secret of merchant ${merchantId} (${environment}) can be opened ${underKey(key)}; ` +
+        'the merchant must roll its secret',
     );
   }
+}
+
+/** Which key a secret could not be opened under, in words: there may be none. */
+function underKey(key: Buffer | null): string {
+  return key ? 'under the ENCRYPTION_KEY now set' : 'without ENCRYPTION_KEY, which is not set';
 }
 
 /**
@@ -31,7 +36,7 @@ export class SecretsUnreadableError extends Error {
  * (docs/notifications.md, "Secrets"). Shown once, when created or rolled.
  */
 @Injectable()
-export class NotificationSecrets {
+export class NotificationSecrets implements OnApplicationBootstrap {
   private readonly logger = new Logger(NotificationSecrets.name);
 
   constructor(
@@ -40,6 +45,25 @@ export class NotificationSecrets {
     private readonly merchants: MerchantsRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
+
+  /**
+   * An instance that delivers says at start-up when the newest secret stored encrypted
+   * cannot be opened: ENCRYPTION_KEY left out, or changed. Otherwise it would start as
+   * usual and every attempt for those merchants would fail as `secret_unreadable`.
+   */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.config.notifications.workers) return;
+    const newest = await this.repository.newestSealed().catch((error: Error) => {
+      this.logger.debug(`the check of ENCRYPTION_KEY could not read the secrets: ${error.message}`);
+      return null;
+    });
+    if (newest === null || this.open(newest.secret) !== null) return;
+    this.logger.warn(
+      `the notification secrets stored encrypted (${newest.count}, the newest of merchant ${newest.merchant_id}) ` +
+        `cannot be opened ${underKey(this.key)}: notifications to those merchants fail as secret_unreadable ` +
+        'until ENCRYPTION_KEY is the one they were sealed under, or each merchant rolls its secret',
+    );
+  }
 
   /** One secret per environment for a new merchant, in the caller's transaction. */
   async createForMerchant(merchantId: string): Promise<Record<Environment, string>> {
@@ -77,11 +101,11 @@ export class NotificationSecrets {
     if (readable.length < opened.length) {
       this.logger.warn(
         `${opened.length - readable.length} of the ${opened.length} notification secrets of merchant ${merchantId} ` +
-          `(${environment}) cannot be opened under the ENCRYPTION_KEY now set and do not sign; ` +
+          `(${environment}) cannot be opened ${underKey(this.key)} and do not sign; ` +
           'a secret sealed under a lost key is replaced by a roll',
       );
     }
-    if (readable.length === 0) throw new SecretsUnreadableError(merchantId, environment);
+    if (readable.length === 0) throw new SecretsUnreadableError(merchantId, environment, this.key);
     return readable.map((secret) => new Webhook(secret).sign(id, at, body)).join(' ');
   }
 
@@ -92,14 +116,18 @@ export class NotificationSecrets {
    */
   private open(stored: string): string | null {
     try {
-      return openSecret(stored, this.config.notifications.encryptionKey);
+      return openSecret(stored, this.key);
     } catch {
       return null;
     }
   }
 
   private seal(secret: string): string {
-    return sealSecret(secret, this.config.notifications.encryptionKey);
+    return sealSecret(secret, this.key);
+  }
+
+  private get key(): Buffer | null {
+    return this.config.notifications.encryptionKey;
   }
 }
 
