@@ -10,6 +10,7 @@ import { SHARED_WRITE_SLOT_LOCK_CLASS } from '../src/database/advisory-locks';
 import { createTestDatabase, databaseEnv, lockWaiters, testServerUrl, waitForLockWaiters } from './support/database';
 import { expectError, expectSuccess } from './support/expect-error';
 import { createMerchant, createOrder, createPaidOrder, orderBody, postOrder, TestMerchant } from './support/factories';
+import { until } from './support/receiver';
 import { startRelay } from './support/relay';
 import { startServerProcess } from './support/server-process';
 import { startTestApp, TestApp } from './support/test-app';
@@ -98,7 +99,9 @@ describe('production database settings (docs/operations.md)', () => {
           await expect(startTestApp(env, t.db)).rejects.toThrow(
             /DATABASE_POOL_PREPARED_STATEMENTS=on, but DATABASE_URL passes prepared statements through.*PgBouncer 1\.21/,
           );
-          expect(logged.mock.calls.map(([message]) => String(message)).filter((m) => /trying again/.test(m))).toEqual([]);
+          expect(logged.mock.calls.map(([message]) => String(message)).filter((m) => /trying again/.test(m))).toEqual(
+            [],
+          );
         } finally {
           jest.restoreAllMocks();
           await t.close();
@@ -187,6 +190,47 @@ describe('production database settings (docs/operations.md)', () => {
         );
       } finally {
         await db.drop();
+      }
+    });
+  });
+
+  // After a failover, an instance still connected to the old primary, now a standby: every
+  // write answered 500 internal_error while /health/ready said 200.
+  describe('a database that turns read-only', () => {
+    it('answers writes 503 with nothing stored, and is not ready until it takes writes again', async () => {
+      const t = await startTestApp();
+      const merchant = await createMerchant(t, 'Read-only');
+      // Its own session, opened before the database turns read-only, on the server itself.
+      const direct = new URL(testServerUrl());
+      direct.pathname = new URL(t.db.url).pathname;
+      const admin = new Client({ connectionString: direct.toString() });
+      await admin.connect();
+      const name = direct.pathname.slice(1);
+      const sessionsEnd = () =>
+        admin.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+        );
+      try {
+        await admin.query(`ALTER DATABASE ${name} SET default_transaction_read_only = on`);
+        await sessionsEnd();
+        const key = randomUUID();
+        const body = orderBody();
+        const refused = await postOrder(t, merchant.testKey, body, key);
+        expectError(refused, 503, 'service_unavailable');
+        expect(refused.headers['retry-after']).toBeDefined();
+        // Once the sessions ended before are gone from the pool: read-only, not lost.
+        await until(async () => JSON.stringify((await t.http().get('/health/ready')).body).includes('is read-only'));
+        expect((await t.http().get('/health/ready')).status).toBe(503);
+
+        await admin.query(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
+        await sessionsEnd();
+        await until(async () => (await t.http().get('/health/ready')).status === 200);
+        // Nothing was stored under the key: its retry runs.
+        expectSuccess(await postOrder(t, merchant.testKey, body, key), 201);
+      } finally {
+        await admin.query(`ALTER DATABASE ${name} RESET default_transaction_read_only`).catch(() => undefined);
+        await admin.end();
+        await t.close();
       }
     });
   });

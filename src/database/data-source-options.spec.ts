@@ -1,4 +1,6 @@
-import { clientStatementTimeoutMs } from './data-source-options';
+import { createServer, type AddressInfo } from 'node:net';
+import { Pool, type PoolConfig } from 'pg';
+import { clientStatementTimeoutMs, dataSourceOptions } from './data-source-options';
 
 const withOptions = (options: string) => `postgres://u@db:5432/k?options=${encodeURIComponent(options)}`;
 
@@ -21,5 +23,52 @@ describe("the client's own limit on a statement's answer", () => {
     expect(clientStatementTimeoutMs(withOptions('-c statement_timeout=0'))).toBeUndefined();
     expect(clientStatementTimeoutMs(withOptions('-c statement_timeout=soon'))).toBe(65_000);
     expect(clientStatementTimeoutMs(withOptions('not a setting'))).toBe(65_000);
+  });
+});
+
+describe('a connection the server ends as soon as it is ready', () => {
+  // pg_terminate_backend or idle_session_timeout at the moment a connection opens: its
+  // readiness and its FATAL arrive in one packet, before TypeORM listens on it.
+  it('fails what runs on it, and does not end the process', async () => {
+    const message = (type: string, body: Buffer) => {
+      const length = Buffer.alloc(4);
+      length.writeInt32BE(body.length + 4);
+      return Buffer.concat([Buffer.from(type), length, body]);
+    };
+    const field = (code: string, text: string) => Buffer.from(`${code}${text}\0`);
+    const server = createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.once('data', () =>
+        socket.end(
+          Buffer.concat([
+            message('R', Buffer.from([0, 0, 0, 0])), // AuthenticationOk
+            message('Z', Buffer.from('I')), // ReadyForQuery
+            message(
+              'E',
+              Buffer.concat([
+                field('S', 'FATAL'),
+                field('C', '57P01'),
+                field('M', 'terminating connection due to administrator command'),
+                Buffer.from([0]),
+              ]),
+            ),
+          ]),
+        ),
+      );
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const options = dataSourceOptions(`postgres://u@127.0.0.1:${port}/k`) as { extra: PoolConfig };
+    const pool = new Pool({ connectionString: `postgres://u@127.0.0.1:${port}/k`, ...options.extra });
+    pool.on('error', () => undefined);
+    try {
+      const client = await pool.connect();
+      // The process would have ended before this line, on an 'error' event with no listener.
+      await expect(client.query('SELECT 1')).rejects.toThrow();
+      client.release(true);
+    } finally {
+      await pool.end();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -76,6 +76,19 @@ function durationMs(value: string): number | null {
   return match ? Math.ceil(Number(match[1]) * UNIT_MS[match[2] ?? 'ms']) : null;
 }
 
+/**
+ * Every new connection listens for its 'error' events from its first moment. pg-pool
+ * hands a new connection over as soon as it is ready; TypeORM listens on it a tick later.
+ * A server that ends the connection at once (pg_terminate_backend, idle_session_timeout)
+ * sends its FATAL in the same packet as the connection's readiness, and the event, with
+ * nothing listening, ended the process. A query running on the connection still gets
+ * the error, and a pooled or lent one is still dropped by pg-pool's and TypeORM's own
+ * listeners.
+ */
+function listenForErrorsFromTheStart(client: { on(event: 'error', listener: () => void): unknown }): void {
+  client.on('error', () => undefined);
+}
+
 export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSourceOptions {
   const { connectionString, options } = withServerSettings(url, pool.mode ?? 'session');
   return {
@@ -99,6 +112,7 @@ export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSour
       keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
       ...(options ? { options } : {}),
       ...(pool.pipeline ? { pipeline: true } : {}),
+      onConnect: listenForErrorsFromTheStart,
       application_name: 'kukopay-api',
     },
   };

@@ -168,6 +168,12 @@ describe('database errors', () => {
       serverError('canceling statement due to lock timeout', '55P03'),
       serverError('cached plan must not change result type', '0A000'),
       serverError('terminating connection due to administrator command', '57P01'),
+      serverError('terminating connection due to idle-in-transaction timeout', '25P03'),
+      serverError('terminating connection due to idle-session timeout', '57P05'),
+      serverError('cannot execute INSERT in a read-only transaction', '25006'),
+      Object.assign(serverError('database "kukopay" is not currently accepting connections', '55000'), {
+        routine: 'CheckMyDatabase',
+      }),
       new Error('timeout exceeded when trying to connect'),
       new Error('Query read timeout'),
     ];
@@ -175,6 +181,9 @@ describe('database errors', () => {
       serverError('duplicate key value violates unique constraint "events_pkey"', '23505'),
       serverError('syntax error at or near "SELEC"', '42601'),
       serverError('value too long for type character varying(8)', '22001'),
+      Object.assign(serverError('cannot refresh materialized view concurrently', '55000'), {
+        routine: 'ExecRefreshMatView',
+      }),
       new TypeError("Cannot read properties of undefined (reading 'id')"),
     ];
     for (const error of [...passing, ...lasting]) {
@@ -185,6 +194,23 @@ describe('database errors', () => {
     }
     expect(passing.every(isWorthTryingAgain)).toBe(true);
     expect(lasting.some(isWorthTryingAgain)).toBe(false);
+  });
+
+  it('say why for a session ended for idling, a read-only database, one closed to connections', () => {
+    expect(
+      unavailableReason(serverError('terminating connection due to idle-in-transaction timeout', '25P03')),
+    ).toMatch(/idle_in_transaction_session_timeout/);
+    expect(unavailableReason(serverError('terminating connection due to idle-session timeout', '57P05'))).toMatch(
+      /idle_session_timeout/,
+    );
+    expect(unavailableReason(serverError('cannot execute UPDATE in a read-only transaction', '25006'))).toMatch(
+      /^is read-only/,
+    );
+    const closed = Object.assign(serverError('database "k" is not currently accepting connections', '55000'), {
+      routine: 'CheckMyDatabase',
+    });
+    expect(unavailableReason(closed)).toMatch(/ALLOW_CONNECTIONS false/);
+    expect(toErrorResponse(closed, 'req_7').status).toBe(503);
   });
 
   it("read the reason through TypeORM's wrapper and name nothing of the connection", () => {

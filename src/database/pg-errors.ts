@@ -4,6 +4,10 @@ const SERIALIZATION_FAILURES = new Set(['40001', '40P01']);
 /** What the readiness check says when nothing more precise is known. */
 const LOST_OR_REFUSED = 'failed the check: the connection was lost or refused';
 const UNREACHABLE = 'could not be reached: its host name does not resolve, or no route leads to it';
+export const READ_ONLY =
+  'is read-only: a standby, a primary demoted after a failover, or default_transaction_read_only is on';
+/** ALLOW_CONNECTIONS false (55000, raised where PostgreSQL checks the database a connection asks for). */
+const NOT_ACCEPTING = 'does not accept connections to this database now (ALTER DATABASE … ALLOW_CONNECTIONS false)';
 /**
  * A server that answers and refuses who is connecting, or to what: the password, the role,
  * pg_hba.conf, a database that does not exist. Asking again gets the same answer.
@@ -73,6 +77,12 @@ const UNAVAILABLE_CODES = new Map<string, string>([
   ['57P02', 'is restarting after a crash'], // crash_shutdown
   ['57P03', 'is starting up, shutting down or in recovery'], // cannot_connect_now
   ['53300', "has no free connection slots (max_connections, or the role's or database's limit)"],
+  // The server ended a session that sat idle too long: inside a transaction between two of
+  // its statements (the transaction rolled back), or between transactions.
+  ['25P03', 'ended the connection: a transaction sat idle longer than idle_in_transaction_session_timeout'],
+  ['57P05', 'ended the connection: it sat idle longer than idle_session_timeout'],
+  // A standby, or a primary demoted after a failover: a write is refused, nothing changed.
+  ['25006', READ_ONLY],
   ['08000', LOST_OR_REFUSED], // connection exceptions, 08000–08006
   ['08001', LOST_OR_REFUSED],
   ['08003', LOST_OR_REFUSED],
@@ -292,6 +302,9 @@ export function unavailableReason(error: unknown): string {
 function unavailability(error: unknown): string | null {
   const known = UNAVAILABLE_CODES.get(codeOf(error) ?? '');
   if (known) return known;
+  // 55000 is object_not_in_prerequisite_state, of many statements; the routine that checks
+  // a new connection's database names this one in any language the server speaks.
+  if (codeOf(error) === '55000' && (error as { routine?: unknown }).routine === 'CheckMyDatabase') return NOT_ACCEPTING;
   if (isRefusedConnection(error)) return REFUSED_CREDENTIALS;
   if (isTlsFailure(error)) return TLS_HANDSHAKE_FAILED;
   if (isClientTimeout(error)) return 'stopped answering: frozen, overloaded, or cut off by the network';
