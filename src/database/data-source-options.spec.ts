@@ -1,6 +1,6 @@
 import { createServer, type AddressInfo } from 'node:net';
 import { Pool, type PoolConfig } from 'pg';
-import { clientStatementTimeoutMs, dataSourceOptions } from './data-source-options';
+import { clientStatementTimeoutMs, dataSourceOptions, withServerSettings } from './data-source-options';
 
 const withOptions = (options: string) => `postgres://u@db:5432/k?options=${encodeURIComponent(options)}`;
 
@@ -70,5 +70,21 @@ describe('a connection the server ends as soon as it is ready', () => {
       await pool.end();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('the URL handed to pg', () => {
+  it('names verify-full for require and verify-ca, which pg reads as verify-full, and leaves the others', () => {
+    const mode = (sslmode: string) =>
+      new URL(withServerSettings(`postgres://u@db/k?sslmode=${sslmode}`, 'session').connectionString).searchParams.get(
+        'sslmode',
+      );
+    expect(['require', 'verify-ca', 'verify-full', 'disable', 'no-verify'].map(mode)).toEqual([
+      'verify-full',
+      'verify-full',
+      'verify-full',
+      'disable',
+      'no-verify',
+    ]);
   });
 });

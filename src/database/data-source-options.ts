@@ -126,10 +126,17 @@ export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSour
  * last `-c`. Behind a transaction pooler there are no startup options at all: PgBouncer
  * drops or refuses them, and Db applies `transactionSettings` to every statement instead.
  */
+const ALIASES_OF_VERIFY_FULL = ['require', 'verify-ca'];
+
 export function withServerSettings(url: string, mode: PoolMode): { connectionString: string; options?: string } {
   const parsed = new URL(url);
   const fromUrl = parsed.searchParams.get('options');
   parsed.searchParams.delete('options');
+  // pg reads sslmode=require and verify-ca as verify-full (README), and says so in a
+  // ten-line SECURITY WARNING on every start: they are passed on as what they mean.
+  if (ALIASES_OF_VERIFY_FULL.includes(parsed.searchParams.get('sslmode') ?? '')) {
+    parsed.searchParams.set('sslmode', 'verify-full');
+  }
   if (mode === 'transaction') return { connectionString: parsed.toString() };
   const ours = Object.entries({ ...SESSION_SETTINGS, TimeZone: 'UTC' }).map(([name, value]) => `-c ${name}=${value}`);
   return { connectionString: parsed.toString(), options: [...ours, ...(fromUrl ? [fromUrl] : [])].join(' ') };
