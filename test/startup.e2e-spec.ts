@@ -252,6 +252,8 @@ describe('start-up (docs/operations.md)', () => {
       expect(lines.filter((line) => line.startsWith('{'))).toEqual([]);
       expect(output()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[Worker\] Delivering notifications/m);
       expect(output()).toMatch(/INFO: \[Worker\] SIGTERM received/);
+      // The last line says the stop ended, not only that it began.
+      expect(lines.at(-1)).toMatch(/INFO: \[Worker\] stopped: everything in flight finished$/);
     } finally {
       await db.drop();
     }

@@ -5,7 +5,7 @@ import { drainThenExit } from './stop-signals';
 function draining(close: () => Promise<void>, timeoutMs = 1000) {
   const done: string[] = [];
   const logger = {
-    log: () => undefined,
+    log: (line: string) => line.startsWith('stopped') && done.push(line),
     warn: (line: string) => done.push(line),
     error: (line: string) => done.push(line),
   };
@@ -29,7 +29,7 @@ describe('drainThenExit', () => {
   it('stops the database and exits 0 once what is in flight has finished', async () => {
     const { done, exited } = draining(async () => undefined);
     expect(await exited).toBe(0);
-    expect(done).toEqual(['database stopped']);
+    expect(done).toEqual(['database stopped', 'stopped: everything in flight finished']);
   });
 
   it('exits 1 at the deadline, stopping the database once even if the drain ends just after', async () => {

@@ -97,7 +97,11 @@ export function drainThenExit(
     void drain
       .stopDatabase()
       .catch(() => undefined)
-      .finally(() => exitProcess(code));
+      .finally(() => {
+        // The last line: an operator sees the stop ended, not only that it began.
+        if (code === 0) logger.log('stopped: everything in flight finished');
+        exitProcess(code);
+      });
   };
   return async (signal) => {
     logger.log(`${signal} received: finishing the ${drain.inFlight} in flight (at most ${drain.timeoutMs} ms)`);
