@@ -7,7 +7,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../src/database/data-source-options';
 import { Db } from '../src/database/db';
-import { databaseEnv } from './support/database';
+import { createTestDatabase, databaseEnv } from './support/database';
 import { PURGE_JOB } from '../src/idempotency/idempotency-purge.scheduler';
 import {
   describePurge,
@@ -318,6 +318,20 @@ describe('the purge of expired idempotency keys (docs/operations.md)', () => {
         expect(await count()).toBe(2_000);
       } finally {
         await removeFault();
+      }
+    });
+
+    it('says what to do on a database the migrations never ran on', async () => {
+      const empty = await createTestDatabase();
+      try {
+        await expect(runCli(empty.url)).rejects.toMatchObject({
+          code: 1,
+          stderr: expect.stringMatching(
+            /^Purge failed: relation "idempotency_keys" does not exist; this database has not been migrated: run npm run migration:run/,
+          ),
+        });
+      } finally {
+        await empty.drop();
       }
     });
 

@@ -50,6 +50,17 @@ async function main(): Promise<void> {
   }
 }
 
+/** A database the migrations never ran on has no keys table (42P01, undefined_table). */
+function unmigratedHint(error: unknown): string {
+  for (let each = error; each instanceof Error; each = each.cause) {
+    const { code, driverError } = each as { code?: unknown; driverError?: { code?: unknown } };
+    if ((code ?? driverError?.code) === '42P01') {
+      return '; this database has not been migrated: run npm run migration:run, or start the service once';
+    }
+  }
+  return '';
+}
+
 function warnNotClosed(error: unknown): void {
   process.stderr.write(`Could not close the database connection cleanly: ${String(error)}\n`);
 }
@@ -58,6 +69,6 @@ main().catch((error: unknown) => {
   // Stopped by a signal: its line said so, and the database going away is our own doing.
   if (signals.received) return;
   // What the run removed before it failed stays removed, and is said.
-  process.stderr.write(`Purge failed${purgeFailureDetail(error)}\n`);
+  process.stderr.write(`Purge failed${purgeFailureDetail(error)}${unmigratedHint(error)}\n`);
   process.exit(1);
 });
