@@ -50,6 +50,8 @@ describe('loadConfig', () => {
     ['DATABASE_URL', 'postgres://localhost/db?sslmode=bogus'],
     ['DATABASE_URL', 'postgres://localhost/db?sslmode=allow'],
     ['DATABASE_URL', 'postgres://localhost/db?sslmode=prefer'],
+    ['PGSSLMODE', 'prefer'],
+    ['PGSSLMODE', 'bogus'],
     // The check would read verify-full, pg disable.
     ['DATABASE_URL', 'postgres://localhost/db?sslmode=verify-full&sslmode=disable'],
     ['DATABASE_DIRECT_URL', 'postgres://localhost/db?options=-c%20a%3D1&options=-c%20b%3D2'],

@@ -89,6 +89,7 @@ export function loadConfig(env: Env = process.env, stdoutIsTty = process.stdout.
 }
 
 function readConfig(env: Env, stdoutIsTty: boolean): AppConfig {
+  pgSslMode(env);
   return Object.freeze({
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: host(env),
@@ -143,17 +144,35 @@ function databaseUrl(env: Env, name: string): string | null {
   // verification, not as the mode meant: refused here instead of surprising at connection.
   // So is `prefer`, which pg never lets fall back to a plain connection as libpq does.
   const sslmode = url.searchParams.get('sslmode');
-  if (sslmode === 'prefer') {
+  if (sslmode !== null) checkSslMode(name, true, sslmode);
+  return raw;
+}
+
+/**
+ * PGSSLMODE, which the pg driver reads where DATABASE_URL names no sslmode, is held to
+ * the same rule: `prefer` would connect with TLS verified and no fallback, a typo in
+ * the clear.
+ */
+function pgSslMode(env: Env): void {
+  const mode = value(env, 'PGSSLMODE');
+  if (mode !== undefined) checkSslMode('PGSSLMODE', false, mode);
+}
+
+/** `inUrl`: the mode is a URL's sslmode parameter, not a variable of its own. */
+function checkSslMode(variable: string, inUrl: boolean, mode: string): void {
+  const noFallback =
+    'the pg driver reads as verify-full, without falling back to a plain connection: ' +
+    'use disable, or require / verify-full for TLS (docs/operations.md)';
+  if (mode === 'prefer') {
     throw new ConfigError(
-      name,
-      'sslmode=prefer is read by the pg driver as verify-full, without falling back to a plain connection: ' +
-        'use disable, or require / verify-full for TLS (docs/operations.md)',
+      variable,
+      inUrl ? `has sslmode=prefer, which ${noFallback}` : `is prefer, which ${noFallback}`,
     );
   }
-  if (sslmode !== null && !SSL_MODES.includes(sslmode)) {
-    throw new ConfigError(name, `sslmode must be one of ${SSL_MODES.join(', ')} (got "${sslmode}")`);
+  if (!SSL_MODES.includes(mode)) {
+    const rule = `must be one of ${SSL_MODES.join(', ')} (got "${mode}")`;
+    throw new ConfigError(variable, inUrl ? `sslmode ${rule}` : rule);
   }
-  return raw;
 }
 
 function isDecodable(text: string): boolean {
@@ -217,7 +236,10 @@ function purgeCron(env: Env): string | null {
   try {
     schedule.sendAt();
   } catch {
-    throw new ConfigError('IDEMPOTENCY_PURGE_CRON', `names no time that ever comes (got "${raw}"); use "off" to purge never`);
+    throw new ConfigError(
+      'IDEMPOTENCY_PURGE_CRON',
+      `names no time that ever comes (got "${raw}"); use "off" to purge never`,
+    );
   }
   return raw;
 }
