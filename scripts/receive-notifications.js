@@ -16,6 +16,21 @@ if (secrets.length === 0) {
   console.error('usage: NOTIFY_SECRET=whsec_… node scripts/receive-notifications.js [port]');
   process.exit(2);
 }
+// A secret that is not one (a typo, a truncated paste) would refuse every notification as
+// "bad signature"; said once here instead.
+for (const secret of secrets) {
+  try {
+    new Webhook(secret);
+    if (!secret.startsWith('whsec_')) throw new Error('no whsec_ prefix');
+  } catch {
+    console.error(`NOTIFY_SECRET: "${secret.slice(0, 10)}…" is not a whsec_ secret as the service shows one`);
+    process.exit(2);
+  }
+}
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`the port must be a whole number from 0 to 65535 (got "${process.argv[2]}")`);
+  process.exit(2);
+}
 
 function verify(body, headers) {
   for (const secret of secrets) {

@@ -55,6 +55,8 @@ async function main() {
 }
 
 main().catch((error) => {
-  console.error(error.message);
+  // fetch says only "fetch failed"; the cause names the address and why (ECONNREFUSED …).
+  const cause = error.cause ? `: ${error.cause.message ?? error.cause}` : '';
+  console.error(`${error.message}${cause}`);
   process.exit(1);
 });
