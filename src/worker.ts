@@ -13,6 +13,7 @@ import { startFailureText } from './common/logging/start-failure';
 import { drainThenExit, STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig, LogLevel } from './config/app-config';
 import { EmbeddedDatabase } from './database/embedded-postgres';
+import { describeDatabaseUrl } from './database/describe-url';
 import { StartingDatabase } from './database/resolve-database';
 
 const logger = new Logger('Worker');
@@ -48,7 +49,11 @@ async function main(): Promise<void> {
     stopDatabase: async () => embedded?.stop(),
   });
   stopSignals.onStop((signal) => void shutdown(signal));
-  logger.log('Delivering notifications (no HTTP server in this process)');
+  const where = `${describeDatabaseUrl(database.url)}${embedded ? ' (embedded)' : ''}`;
+  logger.log({
+    msg: `Delivering notifications (no HTTP server in this process); database ${where}`,
+    database: where,
+  });
 }
 
 main().catch(async (error: unknown) => {
