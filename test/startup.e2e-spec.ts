@@ -1,5 +1,5 @@
 import { ChildProcess, execFile, spawn, SpawnOptions, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { ADVISORY_LOCKS, lockArgs } from '../src/database/advisory-locks';
 import { freePort, isAlive } from '../src/database/embedded-postgres';
 import { createTestDatabase, databaseEnv, testServerUrl, waitForLockWaiters } from './support/database';
 import { orderBody } from './support/factories';
-import { startServerProcess } from './support/server-process';
+import { ServerProcess, startServerProcess } from './support/server-process';
 import { startRelay } from './support/relay';
 import { selfSignedCertificate, startTlsOnlyServer } from './support/tls-postgres';
 
@@ -454,6 +454,44 @@ describe('start-up (docs/operations.md)', () => {
       rmSync(home, { recursive: true, force: true });
     }
   });
+
+  // Two first starts at once on a fresh checkout (two terminals, or a process manager
+  // starting the service and `npm run worker` together) both ran initdb on .data/pg, or
+  // both started PostgreSQL on it: one failed with a raw initdb or PostgreSQL error.
+  it('without DATABASE_URL, two first starts at once make one cluster: one starts it, the other waits and borrows it', async () => {
+    for (let round = 1; round <= 3; round++) {
+      const home = mkdtempSync(join(tmpdir(), 'kukopay-start-'));
+      const pidFile = join(home, '.data', 'pg', 'postmaster.pid');
+      const servers: ServerProcess[] = [];
+      try {
+        const starts = await Promise.allSettled([0, 1].map(() => startServerProcess({ DATABASE_URL: '' }, home)));
+        for (const start of starts) if (start.status === 'fulfilled') servers.push(start.value);
+        expect({
+          round,
+          failed: starts.flatMap((start) => (start.status === 'rejected' ? [String(start.reason)] : [])),
+        }).toEqual({ round, failed: [] });
+        for (const server of servers) expect((await fetch(`${server.url}/health`)).status).toBe(200);
+
+        // One server, started by the process named in pg-owner; the other said it borrows it.
+        const owner = Number(readFileSync(join(home, '.data', 'pg-owner'), 'utf8'));
+        const [starter, borrower] = servers[0].child.pid === owner ? servers : [servers[1], servers[0]];
+        expect(starter.child.pid).toBe(owner);
+        expect(borrower.stdout.join('\n')).toContain(`reusing the PostgreSQL of the running process ${owner}`);
+        expect(starter.stdout.join('\n')).not.toContain('reusing the PostgreSQL');
+        expect(readdirSync(join(home, '.data')).sort()).toEqual(['pg', 'pg-owner', 'pg-password']);
+        // The demo merchant is created and its key printed once, by one of them.
+        expect(servers.filter((server) => /Demo merchant .* created/.test(server.stdout.join('\n')))).toHaveLength(1);
+      } finally {
+        for (const server of servers) await server.kill('SIGKILL');
+        if (existsSync(pidFile)) {
+          const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+          if (isAlive(pid)) process.kill(pid, 'SIGINT');
+          while (isAlive(pid)) await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        rmSync(home, { recursive: true, force: true });
+      }
+    }
+  }, 120_000);
 
   it('without DATABASE_URL keeps its data in .data/, lends its PostgreSQL to other commands, adopts the one a kill -9 left, and stops it on SIGTERM and SIGHUP', async () => {
     // A directory of its own stands for a fresh checkout: `.data/` is created there.

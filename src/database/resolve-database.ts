@@ -13,7 +13,12 @@ export interface ResolvedDatabase {
 export async function resolveDatabase(config: AppConfig, log: (message: string) => void): Promise<ResolvedDatabase> {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
   log('DATABASE_URL is not set: using the embedded PostgreSQL under .data/');
-  const embedded = await startEmbeddedPostgres({ dir: join(process.cwd(), '.data'), durable: true, notice: log });
+  const embedded = await startEmbeddedPostgres({
+    dir: join(process.cwd(), '.data'),
+    durable: true,
+    notice: log,
+    startTimeoutMs: config.databaseStartTimeoutMs,
+  });
   return { url: embedded.url, embedded };
 }
 
