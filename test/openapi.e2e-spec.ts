@@ -39,7 +39,9 @@ describe('the OpenAPI document', () => {
       const served = (await without.http().get('/docs-json').expect(200)).body;
       const text = JSON.stringify(served);
       expect(text).not.toMatch(/\/v1\/admin|ADMIN_TOKEN|CreateMerchant/i);
-      expect(Object.keys(served.paths)).toEqual(Object.keys(full.paths).filter((path) => !path.startsWith('/v1/admin/')));
+      expect(Object.keys(served.paths)).toEqual(
+        Object.keys(full.paths).filter((path) => !path.startsWith('/v1/admin/')),
+      );
       expect(served.tags.map((tag: { name: string }) => tag.name)).not.toContain('admin');
       expect(Object.keys(served.components.securitySchemes)).toEqual(['api-key']);
       // Every schema still referred to is still there.

@@ -252,7 +252,9 @@ describe('start-up (docs/operations.md)', () => {
       expect(lines.filter((line) => line.startsWith('{'))).toEqual([]);
       expect(output()).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[Worker\] Delivering notifications/m);
       // Which database it delivers from, as the server's start-up line says, without a password.
-      expect(output()).toMatch(/Delivering notifications \(no HTTP server in this process\); database \S+@127\.0\.0\.1:\d+\/kuko_t_/);
+      expect(output()).toMatch(
+        /Delivering notifications \(no HTTP server in this process\); database \S+@127\.0\.0\.1:\d+\/kuko_t_/,
+      );
       expect(output()).toMatch(/INFO: \[Worker\] SIGTERM received/);
       // The last line says the stop ended, not only that it began.
       expect(lines.at(-1)).toMatch(/INFO: \[Worker\] stopped: everything in flight finished$/);

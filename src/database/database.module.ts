@@ -55,8 +55,10 @@ export class DatabaseModule {
             toRetry: () => false,
           }),
           dataSourceFactory: (resolved) =>
-            untilReachable(() => connect(resolved!), config.databaseStartTimeoutMs, (line) =>
-              logger.warn(line),
+            untilReachable(
+              () => connect(resolved!),
+              config.databaseStartTimeoutMs,
+              (line) => logger.warn(line),
             ),
         }),
       ],

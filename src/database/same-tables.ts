@@ -54,8 +54,7 @@ export async function checkSameDatabase(pool: DataSource, options: DbOptions, di
   );
 }
 
-const POINT_BOTH =
-  'point both at the same database, with the same search_path in their options (docs/operations.md)';
+const POINT_BOTH = 'point both at the same database, with the same search_path in their options (docs/operations.md)';
 
 const where = (seen: TablesSeen) => `database "${seen.database}" (search_path ${seen.search_path})`;
 
