@@ -12,9 +12,12 @@ export interface ResolvedDatabase {
 /** DATABASE_URL when set; otherwise the embedded PostgreSQL of `npm start`, under .data/. */
 export async function resolveDatabase(config: AppConfig, log: (message: string) => void): Promise<ResolvedDatabase> {
   if (config.databaseUrl) return { url: config.databaseUrl, embedded: null };
-  log('DATABASE_URL is not set: using the embedded PostgreSQL under .data/');
+  // Under the working directory: `npm start` runs from the project's, `node dist/main.js`
+  // from wherever it is started, so the line names the whole path.
+  const dir = join(process.cwd(), '.data');
+  log(`DATABASE_URL is not set: using the embedded PostgreSQL under ${dir}/`);
   const embedded = await startEmbeddedPostgres({
-    dir: join(process.cwd(), '.data'),
+    dir,
     durable: true,
     notice: log,
     startTimeoutMs: config.databaseStartTimeoutMs,
