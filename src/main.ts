@@ -11,6 +11,7 @@ import { startupSummary } from './common/logging/startup-summary';
 import { startFailureText } from './common/logging/start-failure';
 import { drainThenExit, STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig, LogLevel } from './config/app-config';
+import { databaseUrlWarnings } from './config/unread-url-parameters';
 import { assertListenable, listenFailureHint } from './config/listen-address';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { StartingDatabase } from './database/resolve-database';
@@ -34,6 +35,7 @@ async function main(): Promise<void> {
   // From here on every message, Nest's included, is a pino JSON line.
   Logger.overrideLogger(new NestPinoLogger(createRootLogger(config.logLevel, config.logFormat)));
   await assertListenable(config.host, config.port);
+  for (const line of databaseUrlWarnings(config)) logger.warn(line);
   const database = await starting.resolve(config, (line) => logger.log(line));
   embedded = database.embedded;
   // A signal came while the database started: its handler stops it and exits.

@@ -12,6 +12,7 @@ import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startFailureText } from './common/logging/start-failure';
 import { drainThenExit, STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig, LogLevel } from './config/app-config';
+import { databaseUrlWarnings } from './config/unread-url-parameters';
 import { EmbeddedDatabase } from './database/embedded-postgres';
 import { describeDatabaseUrl } from './database/describe-url';
 import { StartingDatabase } from './database/resolve-database';
@@ -33,6 +34,7 @@ async function main(): Promise<void> {
   // One root logger, in the format LOG_FORMAT chose, for these lines and Nest's alike.
   const rootLogger = createRootLogger(config.logLevel, config.logFormat);
   Logger.overrideLogger(new NestPinoLogger(rootLogger));
+  for (const line of databaseUrlWarnings(config)) logger.warn(line);
   const database = await starting.resolve(config, (line) => logger.log(line));
   embedded = database.embedded;
   // A signal came while the database started: its handler stops it and exits.
