@@ -218,15 +218,25 @@ describe('production database settings (docs/operations.md)', () => {
         const refused = await postOrder(t, merchant.testKey, body, key);
         expectError(refused, 503, 'service_unavailable');
         expect(refused.headers['retry-after']).toBeDefined();
+        // Once the sessions ended before are gone from the pool, the answer says why.
+        await until(
+          async () => (await postOrder(t, merchant.testKey, body, key)).body.message?.includes('read-only') === true,
+        );
         // Once the sessions ended before are gone from the pool: read-only, not lost.
         await until(async () => JSON.stringify((await t.http().get('/health/ready')).body).includes('is read-only'));
         expect((await t.http().get('/health/ready')).status).toBe(503);
 
+        // Back without ending its sessions: those opened while it was read-only stay so, and
+        // are ended as they refuse a write or say so to the readiness check. Behind a
+        // pooler they are its server connections, which only it can renew (RECONNECT,
+        // server_lifetime; docs/operations.md): ended here as an operator would have it do.
         await admin.query(`ALTER DATABASE ${name} RESET default_transaction_read_only`);
-        await sessionsEnd();
-        await until(async () => (await t.http().get('/health/ready')).status === 200);
-        // Nothing was stored under the key: its retry runs.
-        expectSuccess(await postOrder(t, merchant.testKey, body, key), 201);
+        if (databaseEnv(t.db.url).DATABASE_POOL_MODE === 'transaction') await sessionsEnd();
+        await until(async () => (await t.http().get('/health/ready')).status === 200, 5000);
+        // Nothing was stored under the key: its retry runs, on a session that takes writes
+        // (one still read-only answers 503 once more, and is ended).
+        await until(async () => (await postOrder(t, merchant.testKey, body, key)).status === 201, 5000);
+        expect((await postOrder(t, merchant.testKey, body, key)).headers['idempotent-replayed']).toBe('true');
       } finally {
         await admin.query(`ALTER DATABASE ${name} RESET default_transaction_read_only`).catch(() => undefined);
         await admin.end();

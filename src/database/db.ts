@@ -20,7 +20,7 @@ import type { PoolMode } from '../config/app-config';
 import { ACQUIRE_TIMEOUT_MS, SESSION_SETTINGS } from './data-source-options';
 import { inlineStatement } from './inline-statement';
 import { literal } from './literal';
-import { DatabaseBusyError, isClientTimeout, isStalePlan } from './pg-errors';
+import { DatabaseBusyError, isClientTimeout, isReadOnly, isStalePlan } from './pg-errors';
 import { SharedSlots, SlotWaitHooks } from './shared-slots';
 import { Slots } from './slots';
 
@@ -233,6 +233,21 @@ export class Db implements Connection {
 
   async one<T = Record<string, unknown>>(sql: Sql, params: unknown[] = []): Promise<T | null> {
     return (await this.rows<T>(sql, params))[0] ?? null;
+  }
+
+  /**
+   * Whether the database takes writes (the readiness check). A connection that says it
+   * does not is ended rather than lent again, as after a refused write (withConnection):
+   * a session opened while the database was read-only stays read-only.
+   */
+  takesWrites(): Promise<boolean> {
+    return this.withConnection(async (client, discard) => {
+      const { rows } = await client.query<{ read_only: boolean }>(
+        `SELECT current_setting('transaction_read_only') = 'on' AS read_only`,
+      );
+      if (rows[0]?.read_only) discard();
+      return rows[0]?.read_only !== true;
+    });
   }
 
   /**
@@ -590,6 +605,10 @@ export class Db implements Connection {
       }
       // The connection still waits for the statement's answer: it can carry nothing else.
       if (isClientTimeout(error)) discard();
+      // A session opened while the database was read-only (a standby, a primary being
+      // demoted, default_transaction_read_only) stays so once the database takes writes
+      // again: a new one is opened instead. Kept, such sessions refused writes for 35 s.
+      if (isReadOnly(error)) discard();
       throw error;
     } finally {
       if (this.namesInDoubt.has(client)) discard();

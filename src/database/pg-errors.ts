@@ -145,6 +145,11 @@ function codeOf(error: unknown): string | undefined {
   return typeof driver === 'string' ? driver : undefined;
 }
 
+/** A write refused because the session is read-only (25006): a standby, a demoted primary. */
+export function isReadOnly(error: unknown): boolean {
+  return codeOf(error) === '25006';
+}
+
 /** A unique violation, optionally of one named constraint. */
 export function isUniqueViolation(error: unknown, constraint?: string): boolean {
   if (codeOf(error) !== '23505') return false;

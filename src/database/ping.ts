@@ -11,12 +11,10 @@ export type DatabaseCheck = { up: true } | { up: false; reason: string };
  * answer every write 503: an instance still connected to it is not ready.
  */
 export function ping(db: Db, timeoutMs: number): Promise<DatabaseCheck> {
-  const answered = db
-    .one<{ read_only: boolean }>(`SELECT current_setting('transaction_read_only') = 'on' AS read_only`)
-    .then(
-      (row): DatabaseCheck => (row?.read_only ? { up: false, reason: READ_ONLY } : { up: true }),
-      (error: unknown): DatabaseCheck => ({ up: false, reason: unavailableReason(error) }),
-    );
+  const answered = db.takesWrites().then(
+    (writable): DatabaseCheck => (writable ? { up: true } : { up: false, reason: READ_ONLY }),
+    (error: unknown): DatabaseCheck => ({ up: false, reason: unavailableReason(error) }),
+  );
   return within(answered, timeoutMs, () => ({
     up: false,
     reason: `did not answer within ${timeoutMs} ms: unreachable, every connection busy, or too slow`,

@@ -4,6 +4,7 @@ import {
   isConnectionRefusal,
   isDatabaseBusy,
   isDatabaseUnavailable,
+  isReadOnly,
   isSerializationFailure,
   isStalePlan,
 } from '../../database/pg-errors';
@@ -62,6 +63,11 @@ export function toDomainError(exception: unknown): DomainError {
   if (isDatabaseBusy(exception)) {
     return serviceUnavailable(
       `The database is too busy to serve this request now; nothing was changed, ${RETRY_ADVICE}`,
+    );
+  }
+  if (isReadOnly(exception)) {
+    return serviceUnavailable(
+      `The database is read-only now (a standby, or a primary being demoted); nothing was changed, ${RETRY_ADVICE}`,
     );
   }
   // A new connection refused (credentials, database name, TLS): nothing was sent on it.
