@@ -217,6 +217,33 @@ describe('notifications through a passing failure of a live database', () => {
   });
   afterEach(() => app.close());
 
+  // graphile-worker unlocks a job locked for more than 4 hours, whoever holds it: one held
+  // through a long outage would have been sent again.
+  it("renews the lock time of the jobs a live instance holds, before the queue's 4-hour limit", async () => {
+    const receiver = await startReceiver(() => ({ status: 200 }), 8000);
+    try {
+      const eventId = await payOneOrder(app, receiver.url);
+      await until(() => receiver.received.length === 1);
+      const { rowCount } = await app.db.pool.query(
+        `UPDATE graphile_worker._private_jobs SET locked_at = now() - interval '3 hours 59 minutes'
+          WHERE locked_by IS NOT NULL`,
+      );
+      expect(rowCount).toBe(1);
+      // The next heartbeat (every 5 s) renews it.
+      await until(async () => {
+        const { rows } = await app.db.pool.query(
+          `SELECT locked_at > now() - interval '1 minute' AS renewed FROM graphile_worker._private_jobs
+            WHERE locked_by IS NOT NULL`,
+        );
+        return rows[0]?.renewed === true;
+      }, 10_000);
+      await until(async () => (await deliveryOf(app, eventId)).delivery_status === 'delivered');
+      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+
   // A cancel (57014) while recording failed the job, as a deadlock (40P01) or a
   // statement timeout would have.
   it('records an attempt whose record was cancelled when it tries again, and sends it once', async () => {
@@ -237,7 +264,9 @@ describe('notifications through a passing failure of a live database', () => {
         waiting = rows[0]?.pid as number | undefined;
         return waiting !== undefined;
       });
-      await app.db.pool.query('SELECT pg_cancel_backend($1)', [waiting]);
+      // Cancelled at once, long before its lock_timeout would end the wait (a case retried before).
+      const { rows: cancelled } = await app.db.pool.query('SELECT pg_cancel_backend($1) AS done', [waiting]);
+      expect(cancelled[0].done).toBe(true);
       await pause(500);
       await holder.query('COMMIT');
       await until(async () => (await deliveryOf(app, eventId)).delivery_status === 'delivered');

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Metrics } from '../common/metrics/metrics';
 import { FailureStreak } from '../common/logging/failure-streak';
-import { isWorthTryingAgain } from '../database/pg-errors';
+import { isDatabaseUnavailable, isWorthTryingAgain, loadShedCause } from '../database/pg-errors';
 import { Slots } from '../database/slots';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
@@ -24,6 +24,14 @@ const VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.js
 /** Between tries of a step while the database is away: 250 ms, growing to 2 s. */
 const OUTAGE_RETRY_FIRST_MS = 250;
 const OUTAGE_RETRY_MAX_MS = 2000;
+/**
+ * How many times a step is tried again after the passing failures of a database that
+ * answers (a deadlock, a statement timeout, a cancel): enough for a deadlock or a lock
+ * that is let go, not for ever, so that an operator's cancel of a stuck statement, or a
+ * statement that always times out, ends as a failed job (run again later) rather than a
+ * worker held for good. An outage is waited for however long it lasts.
+ */
+const PASSING_FAILURE_TRIES = 10;
 /** How often a step that keeps failing says so again. */
 const OUTAGE_LOG_MS = 30_000;
 /** How long an attempt waits for a worker slot of its merchant before it is put back. */
@@ -142,7 +150,8 @@ export class DeliveryTask {
    * Runs a database step of an attempt (reading the event, recording what the merchant
    * answered, putting the attempt back) until the database answers, however long it is
    * away, and through the passing failures of a live database: a deadlock, a lock or
-   * statement timeout, a cancelled statement (isWorthTryingAgain). The job stays locked
+   * statement timeout, a cancelled statement (isWorthTryingAgain), those up to
+   * PASSING_FAILURE_TRIES times. The job stays locked
    * under this instance's lease meanwhile (the heartbeat goes over the queue's own
    * connection, delivery-queue.ts), so no other instance takes it.
    * Failing the job instead would have the queue run it again: after the merchant's 2xx,
@@ -154,6 +163,7 @@ export class DeliveryTask {
    * 2xx and its record). Any other error (a bug) fails at once.
    */
   private async untilTheDatabaseAnswers<T>(step: () => Promise<T>): Promise<T> {
+    let passingFailures = 0;
     for (let pause = OUTAGE_RETRY_FIRST_MS; ; pause = Math.min(pause * 2, OUTAGE_RETRY_MAX_MS)) {
       try {
         const result = await step();
@@ -162,6 +172,8 @@ export class DeliveryTask {
         return result;
       } catch (error) {
         if (this.stopping || !isWorthTryingAgain(error)) throw error;
+        const outage = isDatabaseUnavailable(error) || loadShedCause(error) !== null;
+        if (!outage && ++passingFailures > PASSING_FAILURE_TRIES) throw error;
         const line = this.outage.failed(`${(error as Error).message}; waiting for it`);
         if (line) this.logger.warn(line);
         await new Promise<void>((resolve) => {
