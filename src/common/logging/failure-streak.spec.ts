@@ -33,9 +33,9 @@ describe('FailureStreak when what it needs flaps', () => {
     for (now = 0; now < 75_000; now += 1000) say(now % 2000 === 0 ? streak.failed('timeout') : streak.succeeded());
     expect(lines).toEqual([
       '0 s: notification delivery: the database failed: timeout',
-      '1 s: notification delivery: the database recovered after 1 failed attempts',
-      '31 s: notification delivery: the database recovered; 15 attempts failed in 15 short outages since the last line',
-      '61 s: notification delivery: the database recovered; 15 attempts failed in 15 short outages since the last line',
+      '1 s: notification delivery: the database recovered after 1 failed attempt',
+      '31 s: notification delivery: the database recovered; 15 failed attempts in 15 short outages since the last line',
+      '61 s: notification delivery: the database recovered; 15 failed attempts in 15 short outages since the last line',
     ]);
     // A long outage after quiet ones counts them in its first line.
     now = 75_000;
@@ -46,8 +46,20 @@ describe('FailureStreak when what it needs flaps', () => {
     say(streak.failed('timeout'));
     say(streak.succeeded());
     expect(lines.slice(4)).toEqual([
-      '91 s: notification delivery: the database failed: timeout; before it, 7 attempts failed in 7 short outages',
+      '91 s: notification delivery: the database failed: timeout; before it, 7 failed attempts in 7 short outages',
       '92 s: notification delivery: the database recovered after 2 failed attempts',
+    ]);
+    // A short outage soon after, then only successes: said once the interval has passed.
+    now = 93_000;
+    say(streak.failed('timeout'));
+    say(streak.succeeded());
+    now = 110_000;
+    say(streak.succeeded());
+    now = 123_000;
+    say(streak.succeeded());
+    say(streak.succeeded());
+    expect(lines.slice(6)).toEqual([
+      '123 s: notification delivery: the database recovered; 1 failed attempt in a short outage since the last line',
     ]);
   });
 });

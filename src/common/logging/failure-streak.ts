@@ -31,32 +31,33 @@ export class FailureStreak {
     if (this.now() - this.loggedAt < this.everyMs) return null;
     const sofar = this.failures > 1 ? ` (${this.failures} attempts failed so far)` : '';
     this.told = true;
-    return this.said(`${this.subject} failed: ${reason}${sofar}${this.quietOnes()}`);
+    const before = this.quietOnes();
+    return this.said(`${this.subject} failed: ${reason}${sofar}${before && `; before it,${before.slice(1)}`}`);
   }
 
   /** The line to log when an outage ends, or null when there was none or it was kept quiet. */
   succeeded(): string | null {
-    if (this.failures === 0) return null;
     const failures = this.failures;
     this.failures = 0;
-    if (this.told) {
+    if (failures > 0 && this.told) {
       this.told = false;
-      return this.said(`${this.subject} recovered after ${failures} failed attempts${this.quietOnes()}`);
+      return this.said(`${this.subject} recovered after ${attempts(failures)}${this.quietOnes()}`);
     }
-    this.quietOutages += 1;
-    this.quietFailures += failures;
-    if (this.now() - this.loggedAt < this.everyMs) return null;
-    const outages = this.quietOutages === 1 ? 'a short outage' : `${this.quietOutages} short outages`;
-    const line = `${this.subject} recovered; ${this.quietFailures} attempts failed in ${outages} since the last line`;
-    this.quietOutages = 0;
-    this.quietFailures = 0;
-    return this.said(line);
+    if (failures > 0) {
+      this.quietOutages += 1;
+      this.quietFailures += failures;
+    }
+    // Said at the first success an interval after the last line, so that quiet outages are
+    // not left unsaid until the next failure, which may come days later.
+    if (this.quietOutages === 0 || this.now() - this.loggedAt < this.everyMs) return null;
+    return this.said(`${this.subject} recovered;${this.quietOnes().slice(1)} since the last line`);
   }
 
-  /** The outages kept quiet since the last line, for the line now written. */
+  /** The outages kept quiet since the last line, for the line now written: "; 3 attempts failed in 2 short outages". */
   private quietOnes(): string {
     if (this.quietOutages === 0) return '';
-    const text = `; before it, ${this.quietFailures} attempts failed in ${this.quietOutages} short outages`;
+    const outages = this.quietOutages === 1 ? 'a short outage' : `${this.quietOutages} short outages`;
+    const text = `; ${attempts(this.quietFailures)} in ${outages}`;
     this.quietOutages = 0;
     this.quietFailures = 0;
     return text;
@@ -66,4 +67,9 @@ export class FailureStreak {
     this.loggedAt = this.now();
     return line;
   }
+}
+
+/** "1 failed attempt", "3 failed attempts". */
+function attempts(count: number): string {
+  return `${count} failed attempt${count === 1 ? '' : 's'}`;
 }
