@@ -96,6 +96,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration: ${name} `));
   });
 
+  it('reads PGSSLMODE only where pg would: a URL naming its own sslmode makes it irrelevant', () => {
+    expect(() => loadConfig({ PGSSLMODE: 'prefer', DATABASE_URL: 'postgres://localhost/db' })).toThrow(/PGSSLMODE/);
+    expect(
+      loadConfig({ PGSSLMODE: 'prefer', DATABASE_URL: 'postgres://localhost/db?sslmode=verify-full' }).databaseUrl,
+    ).toBe('postgres://localhost/db?sslmode=verify-full');
+  });
+
   it('takes every sslmode the pg driver implements', () => {
     for (const mode of ['disable', 'require', 'verify-ca', 'verify-full', 'no-verify']) {
       const url = `postgres://localhost/db?sslmode=${mode}`;

@@ -155,7 +155,10 @@ function databaseUrl(env: Env, name: string): string | null {
  */
 function pgSslMode(env: Env): void {
   const mode = value(env, 'PGSSLMODE');
-  if (mode !== undefined) checkSslMode('PGSSLMODE', false, mode);
+  const urls = [value(env, 'DATABASE_URL'), value(env, 'DATABASE_DIRECT_URL')].filter((url) => url !== undefined);
+  // Where every URL names its own sslmode pg never reads it (a value kept for psql, say).
+  const read = urls.length === 0 || urls.some((url) => !/[?&]sslmode=/.test(url));
+  if (mode !== undefined && read) checkSslMode('PGSSLMODE', false, mode);
 }
 
 /** `inUrl`: the mode is a URL's sslmode parameter, not a variable of its own. */

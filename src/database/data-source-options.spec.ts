@@ -86,5 +86,8 @@ describe('the URL handed to pg', () => {
       'disable',
       'no-verify',
     ]);
+    // With uselibpqcompat=true pg reads them as libpq does (require: TLS without checks).
+    const compat = withServerSettings('postgres://u@db/k?sslmode=require&uselibpqcompat=true', 'session');
+    expect(new URL(compat.connectionString).searchParams.get('sslmode')).toBe('require');
   });
 });

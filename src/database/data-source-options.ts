@@ -118,6 +118,9 @@ export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSour
   };
 }
 
+/** The sslmode values pg reads as verify-full, unless the URL asks for libpq's meanings (uselibpqcompat). */
+const ALIASES_OF_VERIFY_FULL = ['require', 'verify-ca'];
+
 /**
  * The URL without its `options` parameter, and the startup options: ours first, then
  * the URL's, so that `?options=-c search_path=…` adds to our limits instead of silently
@@ -126,15 +129,14 @@ export function dataSourceOptions(url: string, pool: PoolOptions = {}): DataSour
  * last `-c`. Behind a transaction pooler there are no startup options at all: PgBouncer
  * drops or refuses them, and Db applies `transactionSettings` to every statement instead.
  */
-const ALIASES_OF_VERIFY_FULL = ['require', 'verify-ca'];
-
 export function withServerSettings(url: string, mode: PoolMode): { connectionString: string; options?: string } {
   const parsed = new URL(url);
   const fromUrl = parsed.searchParams.get('options');
   parsed.searchParams.delete('options');
   // pg reads sslmode=require and verify-ca as verify-full (README), and says so in a
   // ten-line SECURITY WARNING on every start: they are passed on as what they mean.
-  if (ALIASES_OF_VERIFY_FULL.includes(parsed.searchParams.get('sslmode') ?? '')) {
+  const libpqMeanings = parsed.searchParams.get('uselibpqcompat') === 'true';
+  if (!libpqMeanings && ALIASES_OF_VERIFY_FULL.includes(parsed.searchParams.get('sslmode') ?? '')) {
     parsed.searchParams.set('sslmode', 'verify-full');
   }
   if (mode === 'transaction') return { connectionString: parsed.toString() };
