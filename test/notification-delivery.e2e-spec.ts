@@ -434,7 +434,7 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
       return warned.mock.calls.map(([message]) => String(message)).filter((m) => m.includes('stored encrypted'));
     };
     try {
-      const opening = `the notification secrets stored encrypted \\(2, the newest of merchant ${owner.id}\\) cannot be opened`;
+      const opening = `the newest of the 2 notification secrets stored encrypted \\(of merchant ${owner.id}\\) cannot be opened`;
       expect(await warningsOf({ ENCRYPTION_KEY: '' })).toEqual([
         expect.stringMatching(new RegExp(`^${opening} without ENCRYPTION_KEY, which is not set: `)),
       ]);

@@ -37,7 +37,8 @@ export class DatabaseModule {
         }).catch(failedOn(migrationUrl.variable, migrationUrl.url));
         if (config.databaseDirectUrl) await checkSameTables(dataSource, options, config.databaseDirectUrl);
       } catch (error) {
-        await dataSource.destroy();
+        // What failed is the error to tell, not a failure to close after it.
+        await dataSource.destroy().catch(() => undefined);
         throw error;
       }
       return dataSource;

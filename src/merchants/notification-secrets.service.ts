@@ -59,8 +59,9 @@ export class NotificationSecrets implements OnApplicationBootstrap {
     });
     if (newest === null || this.open(newest.secret) !== null) return;
     this.logger.warn(
-      `the notification secrets stored encrypted (${newest.count}, the newest of merchant ${newest.merchant_id}) ` +
-        `cannot be opened ${underKey(this.key)}: notifications to those merchants fail as secret_unreadable ` +
+      `the newest of the ${newest.count} notification secrets stored encrypted (of merchant ${newest.merchant_id}) ` +
+        `cannot be opened ${underKey(this.key)}: notifications to the merchants whose secrets were sealed under ` +
+        'another key fail as secret_unreadable ' +
         'until ENCRYPTION_KEY is the one they were sealed under, or each merchant rolls its secret',
     );
   }
