@@ -59,7 +59,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
   const notice = options.notice ?? ((line: string) => process.stderr.write(`${line}\n`));
   // Held until the server serves, with its database and its owner: a start that waited
   // for it then finds it running and borrows it, and never sees it half made.
-  const release = await takeStartLock(join(dir, START_LOCK), `the embedded PostgreSQL in ${dir}`, notice);
+  const release = await takeStartLock(
+    join(dir, START_LOCK),
+    `the embedded PostgreSQL in ${dir}`,
+    notice,
+    options.startTimeoutMs ?? 30_000,
+  );
   try {
     return await startOrReuse(dir, options, notice);
   } finally {

@@ -5,42 +5,50 @@
  * a raw initdb or PostgreSQL error. Under this lock the second waits, then finds the
  * server the first started and borrows it, as beside any running one (docs/operations.md).
  *
- * The lock is a file naming its holder's PID, created atomically and stale once that
- * process has ended, as postmaster.pid is: Node has no flock(), and a lock only its
- * holder removes would block every later start after a kill -9. It is the simplest lock
- * that survives its holder's death; what that holder left half done is made harmless by
- * initialising the cluster aside and renaming it into place (embedded-postgres.ts).
+ * The lock is a file naming its holder: its PID and, where /proc tells, when that process
+ * started, so that a PID reused by another process (after a reboot, in a restarted
+ * container) is not taken for the holder. It is created atomically and is stale once its
+ * holder has ended, as postmaster.pid is: Node has no flock(), and a lock only its holder
+ * removes would block every later start after a kill -9. What a holder left half done is
+ * made harmless by initialising the cluster aside and renaming it into place
+ * (embedded-postgres.ts). Processes that see different PIDs (two containers sharing the
+ * directory) cannot tell each other's liveness: one database directory per container.
  */
-import { basename } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { link, readFile, rm, writeFile } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { commandLine, isAlive } from './postmaster-process';
+import { isAlive } from './postmaster-process';
 
-/** Beyond a first initdb and a crash recovery; past it the waiter says who it waited for. */
+/** At least this long; longer where the holder may itself wait for a database (startTimeoutMs). */
 const WAIT_MS = 60_000;
 const PAUSE_MS = 50;
 
-/** Takes the lock `file`, waiting while another start holds it; resolves with its release. */
+/**
+ * Takes the lock `file`, waiting while another start holds it, at most the longer of 60 s
+ * and `holderMayWaitMs` and 30 s more; resolves with its release.
+ */
 export async function takeStartLock(
   file: string,
   what: string,
   notice: (line: string) => void,
+  holderMayWaitMs = 0,
 ): Promise<() => Promise<void>> {
-  const deadline = Date.now() + WAIT_MS;
+  const waitMs = Math.max(WAIT_MS, holderMayWaitMs + 30_000);
+  const deadline = Date.now() + waitMs;
+  const token = ownToken();
   for (let said = ''; ;) {
-    if (await create(file)) return () => rm(file, { force: true });
+    if (await create(file, token)) return () => releaseIfOurs(file, token);
     const holder = await holderOf(file);
     if (holder === null) continue; // released meanwhile
     const starting = isStarting(holder);
     const line = starting
-      ? `waiting for process ${holder}, which is starting ${what}`
-      : `process ${holder} ended while starting ${what}; no longer waiting for it`;
+      ? `waiting for process ${holder.pid}, which is starting ${what}`
+      : `process ${holder.pid} ended while starting ${what}; no longer waiting for it`;
     if (line !== said) notice(line);
     said = line;
-    if (!starting && (await breakLock(file, holder))) continue;
+    if (!starting && (await breakLock(file, holder.token))) continue;
     if (Date.now() > deadline) {
       throw new Error(
-        `gave up after ${WAIT_MS / 1000} s waiting for process ${holder} to start ${what}; ` +
+        `gave up after ${Math.round(waitMs / 1000)} s waiting for process ${holder.pid} to start ${what}; ` +
           `if no such start is running, delete ${file} and start again`,
       );
     }
@@ -48,65 +56,105 @@ export async function takeStartLock(
   }
 }
 
+interface Holder {
+  pid: number;
+  /** When it started, in clock ticks since boot (/proc/<pid>/stat); null where unknown. */
+  startedAt: string | null;
+  /** The lock's content, as written. */
+  token: string;
+}
+
+/** "<pid> <start time>", or "<pid>" where /proc is not there. */
+function ownToken(): string {
+  const startedAt = startTimeOf(process.pid);
+  return startedAt === null ? `${process.pid}` : `${process.pid} ${startedAt}`;
+}
+
+/** Field 22 of /proc/<pid>/stat, after the command name (which may hold spaces and parentheses). */
+function startTimeOf(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Creates the lock naming this process, false if it exists. Written aside, then linked
  * into place (link fails on an existing name, as O_EXCL does): a waiter never reads a
- * lock whose PID is not written yet.
+ * lock whose content is not written yet. Where the file system has no hard links, the
+ * lock is created with O_EXCL, its content written just after.
  */
-async function create(file: string): Promise<boolean> {
+async function create(file: string, token: string): Promise<boolean> {
   const aside = `${file}.${process.pid}`;
-  await writeFile(aside, `${process.pid}\n`);
+  await writeFile(aside, `${token}\n`);
   try {
     await link(aside, file);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw error;
+    return writeFile(file, `${token}\n`, { flag: 'wx' }).then(
+      () => true,
+      (failed: NodeJS.ErrnoException) => {
+        if (failed.code === 'EEXIST') return false;
+        throw failed;
+      },
+    );
   } finally {
     await rm(aside, { force: true });
   }
 }
 
-/** The PID the lock names (0 if none can be read: a crash wrote no content); null once it is gone. */
-async function holderOf(file: string): Promise<number | null> {
+/** Removes the lock if it is still this process's: one broken meanwhile belongs to another start. */
+async function releaseIfOurs(file: string, token: string): Promise<void> {
+  const holder = await holderOf(file);
+  if (holder?.token === token) await rm(file, { force: true });
+}
+
+/** Who the lock names (pid 0 if it cannot be read: written by a crash, or not yet); null once it is gone. */
+async function holderOf(file: string): Promise<Holder | null> {
+  let token: string;
   try {
-    const pid = Number((await readFile(file, 'utf8')).trim());
-    return Number.isSafeInteger(pid) && pid > 0 ? pid : 0;
+    token = (await readFile(file, 'utf8')).trim();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw error;
   }
+  const [pidText, startedAt] = token.split(' ');
+  const pid = Number(pidText);
+  return { pid: Number.isSafeInteger(pid) && pid > 0 ? pid : 0, startedAt: startedAt ?? null, token };
 }
 
-/**
- * Whether `pid` may still be the start that took the lock: alive, not this process (a
- * container restarted after a kill gives its processes the same PIDs again), and, where
- * /proc tells, the same program as this one (after a reboot the PID may be anyone's).
- */
-function isStarting(pid: number): boolean {
+/** Whether the lock's holder may still be the start that took it: the same process, alive. */
+function isStarting({ pid, startedAt }: Holder): boolean {
   if (pid === 0 || pid === process.pid || !isAlive(pid)) return false;
-  if (!existsSync('/proc/self/cmdline')) return true;
-  const argv = commandLine(pid);
-  return argv === null || basename(argv[0] ?? '') === basename(process.execPath);
+  if (startedAt === null) return true;
+  const now = startTimeOf(pid);
+  return now === null || now === startedAt;
 }
 
 /**
- * Removes the lock of `holder`, which ended without releasing it. Several waiters may find
- * it at once, and one of them may already have taken the lock again: only the waiter that
- * creates `<file>.<holder>.broken` removes it, after checking that it still names
- * `holder`. A lock naming a PID that has ended can be removed by no one else meanwhile.
- * False while another waiter is removing it.
+ * Removes the lock naming `token`, whose holder ended without releasing it. Several
+ * waiters may find it at once, and one of them may already have taken the lock again:
+ * only the waiter that creates `<file>.broken` removes it, after checking that it still
+ * names `token`. A `.broken` left by a waiter that died meanwhile is removed in turn.
+ * False while another waiter is breaking it.
  */
-async function breakLock(file: string, holder: number): Promise<boolean> {
-  const breaking = `${file}.${holder}.broken`;
+async function breakLock(file: string, token: string): Promise<boolean> {
+  const breaking = `${file}.broken`;
   try {
     await writeFile(breaking, `${process.pid}\n`, { flag: 'wx' });
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw error;
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    const breaker = await holderOf(breaking);
+    if (breaker !== null && !isAlive(breaker.pid)) await rm(breaking, { force: true });
+    return false;
   }
   try {
-    if ((await holderOf(file)) === holder) await rm(file, { force: true });
+    if ((await holderOf(file))?.token === token) await rm(file, { force: true });
     return true;
   } finally {
     await rm(breaking, { force: true });
