@@ -50,6 +50,11 @@ const LEASE_MS = LEASE_SECONDS * 1000;
  * failed, or one that hung while the network or the server was frozen).
  */
 const RENEWAL_GAP_MS = HEARTBEAT_MS * 1.5;
+/**
+ * How often the jobs' lock times are renewed (renewJobLocks): well within the hour after
+ * which a lock time is renewed, and the 4 hours after which graphile-worker unlocks it.
+ */
+const JOB_LOCKS_RENEWAL_MS = 10 * 60_000;
 /** A stop's attempts waiting for the database give up this long before SHUTDOWN_TIMEOUT_MS. */
 const GIVE_UP_BEFORE_DEADLINE_MS = 2000;
 const RESTART_DELAY_MS = 2000;
@@ -84,6 +89,8 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private renewingSince = Date.now() - LEASE_MS;
   /** When this instance's heartbeat was last renewed (a new instance's: when it started). */
   private renewedAt = Date.now();
+  /** When renewJobLocks last ran: never, so the first heartbeat runs it. */
+  private jobLocksRenewedAt = -Infinity;
   /** One heartbeat at a time: one that hangs is not joined by more. */
   private beating = false;
   private runner: Runner | null = null;
@@ -288,8 +295,13 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     if (!this.leases || this.beating) return;
     this.beating = true;
     try {
-      await this.leases.renew([...new Set([...this.workerIds, ...this.attemptsRunning.keys()])]);
+      const workerIds = [...new Set([...this.workerIds, ...this.attemptsRunning.keys()])];
+      await this.leases.renew(workerIds);
       const now = Date.now();
+      if (now - this.jobLocksRenewedAt >= JOB_LOCKS_RENEWAL_MS) {
+        await this.leases.renewJobLocks(workerIds);
+        this.jobLocksRenewedAt = now;
+      }
       if (now - this.renewedAt > RENEWAL_GAP_MS) this.renewingSince = now;
       this.renewedAt = now;
       const recovered = this.heartbeatFailures.succeeded();

@@ -14,19 +14,25 @@ import type { Pool } from 'pg';
 export class NotificationWorkersRepository {
   constructor(private readonly pool: Pool) {}
 
-  /**
-   * Renews the leases of `workerIds`, and the lock time of the jobs they hold once it is an
-   * hour old. graphile-worker unlocks any job locked for more than 4 hours, whoever holds
-   * it (its own guess that the holder died), and the job would then be sent again while
-   * its attempt still waits to be recorded (an outage of hours, delivery.task.ts); the
-   * lease already tells a live holder from a dead one.
-   */
   async renew(workerIds: string[]): Promise<void> {
     await this.pool.query(
-      `WITH renewed AS (
-         INSERT INTO notification_workers (worker_id) SELECT unnest($1::text[])
-         ON CONFLICT (worker_id) DO UPDATE SET seen_at = now())
-       UPDATE graphile_worker._private_jobs SET locked_at = now()
+      `INSERT INTO notification_workers (worker_id) SELECT unnest($1::text[])
+       ON CONFLICT (worker_id) DO UPDATE SET seen_at = now()`,
+      [workerIds],
+    );
+  }
+
+  /**
+   * Renews the lock time of the jobs `workerIds` hold, once it is an hour old.
+   * graphile-worker unlocks any job locked for more than 4 hours, whoever holds it (its own
+   * guess that the holder died), and the job would then be sent again while its attempt
+   * still waits to be recorded (an outage of hours, delivery.task.ts); the lease already
+   * tells a live holder from a dead one. It scans the jobs (no index on locked_by): run
+   * far less often than the heartbeat (delivery-queue.ts).
+   */
+  async renewJobLocks(workerIds: string[]): Promise<void> {
+    await this.pool.query(
+      `UPDATE graphile_worker._private_jobs SET locked_at = now()
         WHERE locked_by = ANY($1::text[]) AND locked_at < now() - interval '1 hour'`,
       [workerIds],
     );
