@@ -10,11 +10,11 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startFailureText } from './common/logging/start-failure';
+import { describeDatabase } from './common/logging/startup-summary';
 import { drainThenExit, STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig, LogLevel } from './config/app-config';
 import { databaseUrlWarnings } from './config/unread-url-parameters';
 import { EmbeddedDatabase } from './database/embedded-postgres';
-import { describeDatabaseUrl } from './database/describe-url';
 import { StartingDatabase } from './database/resolve-database';
 
 const logger = new Logger('Worker');
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     stopDatabase: async () => embedded?.stop(),
   });
   stopSignals.onStop((signal) => void shutdown(signal));
-  const where = `${describeDatabaseUrl(database.url)}${embedded ? ' (embedded)' : ''}`;
+  const where = describeDatabase(database.url, embedded !== null);
   logger.log({
     msg: `Delivering notifications (no HTTP server in this process); database ${where}`,
     database: where,

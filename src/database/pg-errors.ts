@@ -145,6 +145,11 @@ function codeOf(error: unknown): string | undefined {
   return typeof driver === 'string' ? driver : undefined;
 }
 
+/** A table the statement names does not exist (42P01), directly or as a cause: a database never migrated. */
+export function isUndefinedTable(error: unknown): boolean {
+  return anyCause(error, (each) => codeOf(each) === '42P01');
+}
+
 /** A write refused because the session is read-only (25006): a standby, a demoted primary. */
 export function isReadOnly(error: unknown): boolean {
   return codeOf(error) === '25006';

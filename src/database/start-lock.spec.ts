@@ -2,13 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { takeStartLock } from './start-lock';
-
-/** Field 22 of /proc/<pid>/stat: when the process started. */
-const startTimeOf = (pid: number) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-};
+import { startTimeOf, takeStartLock } from './start-lock';
 
 describe('the start lock of the embedded PostgreSQL', () => {
   let dir: string;

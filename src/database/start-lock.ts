@@ -71,7 +71,7 @@ function ownToken(): string {
 }
 
 /** Field 22 of /proc/<pid>/stat, after the command name (which may hold spaces and parentheses). */
-function startTimeOf(pid: number): string | null {
+export function startTimeOf(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;

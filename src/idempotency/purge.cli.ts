@@ -10,6 +10,7 @@ import { loadConfig } from '../config/app-config';
 import { readCommandLine } from '../config/command-line';
 import { checkDatabaseSetup, dataSourceFor, dbOptions } from '../database/database-setup';
 import { stopOnSignal } from '../database/one-shot-stop';
+import { isUndefinedTable } from '../database/pg-errors';
 import { StartingDatabase } from '../database/resolve-database';
 import { describePurge, IdempotencyPurgeService, purgeFailureDetail } from './idempotency-purge.service';
 
@@ -50,15 +51,11 @@ async function main(): Promise<void> {
   }
 }
 
-/** A database the migrations never ran on has no keys table (42P01, undefined_table). */
+/** A database the migrations never ran on has no keys table. */
 function unmigratedHint(error: unknown): string {
-  for (let each = error; each instanceof Error; each = each.cause) {
-    const { code, driverError } = each as { code?: unknown; driverError?: { code?: unknown } };
-    if ((code ?? driverError?.code) === '42P01') {
-      return '; this database has not been migrated: run npm run migration:run, or start the service once';
-    }
-  }
-  return '';
+  return isUndefinedTable(error)
+    ? '; this database has not been migrated: run npm run migration:run, or start the service once'
+    : '';
 }
 
 function warnNotClosed(error: unknown): void {

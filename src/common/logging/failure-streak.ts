@@ -31,8 +31,8 @@ export class FailureStreak {
     if (this.now() - this.loggedAt < this.everyMs) return null;
     const sofar = this.failures > 1 ? ` (${this.failures} attempts failed so far)` : '';
     this.told = true;
-    const before = this.quietOnes();
-    return this.said(`${this.subject} failed: ${reason}${sofar}${before && `; before it,${before.slice(1)}`}`);
+    const quiet = this.quietOnes();
+    return this.said(`${this.subject} failed: ${reason}${sofar}${quiet ? `; before it, ${quiet}` : ''}`);
   }
 
   /** The line to log when an outage ends, or null when there was none or it was kept quiet. */
@@ -41,7 +41,8 @@ export class FailureStreak {
     this.failures = 0;
     if (failures > 0 && this.told) {
       this.told = false;
-      return this.said(`${this.subject} recovered after ${attempts(failures)}${this.quietOnes()}`);
+      const quiet = this.quietOnes();
+      return this.said(`${this.subject} recovered after ${attempts(failures)}${quiet ? `; ${quiet}` : ''}`);
     }
     if (failures > 0) {
       this.quietOutages += 1;
@@ -50,14 +51,14 @@ export class FailureStreak {
     // Said at the first success an interval after the last line, so that quiet outages are
     // not left unsaid until the next failure, which may come days later.
     if (this.quietOutages === 0 || this.now() - this.loggedAt < this.everyMs) return null;
-    return this.said(`${this.subject} recovered;${this.quietOnes().slice(1)} since the last line`);
+    return this.said(`${this.subject} recovered; ${this.quietOnes()} since the last line`);
   }
 
-  /** The outages kept quiet since the last line, for the line now written: "; 3 attempts failed in 2 short outages". */
+  /** The outages kept quiet since the last line, for the line now written: "3 failed attempts in 2 short outages". */
   private quietOnes(): string {
     if (this.quietOutages === 0) return '';
     const outages = this.quietOutages === 1 ? 'a short outage' : `${this.quietOutages} short outages`;
-    const text = `; ${attempts(this.quietFailures)} in ${outages}`;
+    const text = `${attempts(this.quietFailures)} in ${outages}`;
     this.quietOutages = 0;
     this.quietFailures = 0;
     return text;

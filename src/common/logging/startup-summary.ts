@@ -39,7 +39,7 @@ export function startupSummary(facts: StartupFacts): { msg: string; fields: Reco
   // An IPv6 address goes in brackets in a URL (`http://[::1]:3000`), or curl cannot read it.
   const host = wildcard ? 'localhost' : isIP(config.host) === 6 ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
-  const database = `${describeDatabaseUrl(facts.databaseUrl)}${facts.embedded ? ' (embedded)' : ''}`;
+  const database = describeDatabase(facts.databaseUrl, facts.embedded);
   const pool = poolDescription(config);
   const webhooks = describeWebhookProviders(config.webhookSecrets);
   const delivery = `${notifications.delivering ? 'delivering' : 'not delivering'} (${notifications.detail})`;
@@ -59,4 +59,9 @@ export function startupSummary(facts: StartupFacts): { msg: string; fields: Reco
       metrics: config.metricsToken ? '/metrics (bearer token)' : '/metrics',
     },
   };
+}
+
+/** The database as start-up lines name it: user, host, port and name, never the password. */
+export function describeDatabase(url: string, embedded: boolean): string {
+  return `${describeDatabaseUrl(url)}${embedded ? ' (embedded)' : ''}`;
 }
