@@ -298,16 +298,19 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       const workerIds = [...new Set([...this.workerIds, ...this.attemptsRunning.keys()])];
       await this.leases.renew(workerIds);
       const now = Date.now();
-      if (now - this.jobLocksRenewedAt >= JOB_LOCKS_RENEWAL_MS) {
-        await this.leases.renewJobLocks(workerIds);
-        this.jobLocksRenewedAt = now;
-      }
       if (now - this.renewedAt > RENEWAL_GAP_MS) this.renewingSince = now;
       this.renewedAt = now;
       const recovered = this.heartbeatFailures.succeeded();
       if (recovered) this.logger.log(recovered);
       if (now - this.renewingSince >= LEASE_MS) await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS);
       await this.leases.forgetExpired(LEASE_SECONDS);
+      // Last: `now` above is when the lease was renewed, and a gap is measured from it. Run
+      // before the gap bookkeeping, a renewal that hung through a freeze hid the gap, and the
+      // instance unlocked the others' attempts as soon as it thawed.
+      if (now - this.jobLocksRenewedAt >= JOB_LOCKS_RENEWAL_MS) {
+        await this.leases.renewJobLocks(workerIds);
+        this.jobLocksRenewedAt = now;
+      }
     } catch (error) {
       // Every 5 s while the database is away: said once per RELAY_FAILURE_LOG_MS.
       const line = this.heartbeatFailures.failed((error as Error).message);
