@@ -173,6 +173,42 @@ describe('notifications while the connection pooler is away (docs/notifications.
     90_000,
   );
 
+  // The worst moment for the freeze above: just after an instance renewed its own lease,
+  // as it begins the transaction that unlocks the silent instances' jobs. Held up, that
+  // transaction began after the freeze and judged the others' leases as of then: it
+  // unlocked the attempt in flight, and the instance sent it again.
+  it('when the database freezes as an instance begins to unlock the jobs of silent ones, unlocks none of those it finds silent after the freeze', async () => {
+    const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
+    const waysOf = async () => ({
+      pooled: await startRelay(new URL(recorder.db.url)),
+      queue: await startRelay(new URL(directUrl(recorder))),
+    });
+    const [holding, other] = [await waysOf(), await waysOf()];
+    relays.push(holding.pooled, holding.queue, other.pooled, other.queue);
+    const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
+    try {
+      deliverers.push(await deliveringBehind(holding.pooled, recorder, timeouts, holding.queue));
+      const eventId = await payOneOrder(recorder, receiver.url);
+      await until(() => receiver.received.length === 1);
+      deliverers.push(await deliveringBehind(other.pooled, recorder, timeouts, other.queue));
+      // Its next heartbeat renews its lease, then begins the unlocking transaction (the
+      // only BEGIN on the queue's connections once they have started): frozen there.
+      await other.queue.freezeAtNext('BEGIN');
+      for (const relay of [other.pooled, holding.pooled, holding.queue]) relay.freeze();
+      await pause(22_000);
+      other.pooled.thaw();
+      other.queue.thaw();
+      await pause(6000);
+      holding.pooled.thaw();
+      holding.queue.thaw();
+      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
+      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
+      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
   // The queue's pool shuts itself down when it cannot record a job's end, and a new one
   // takes its place; the attempts the old one still ran lost their lease with it.
   it("keeps the lease of a replaced worker pool's attempts until they end", async () => {

@@ -302,7 +302,11 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       this.renewedAt = now;
       const recovered = this.heartbeatFailures.succeeded();
       if (recovered) this.logger.log(recovered);
-      if (now - this.renewingSince >= LEASE_MS) await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS);
+      // Begun within a gap of that renewal, or not at all: one that began later may have
+      // begun after an outage this renewal did not see.
+      if (now - this.renewingSince >= LEASE_MS) {
+        await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS, now + RENEWAL_GAP_MS);
+      }
       await this.leases.forgetExpired(LEASE_SECONDS);
       // Last: `now` above is when the lease was renewed, and a gap is measured from it. Run
       // before the gap bookkeeping, a renewal that hung through a freeze hid the gap, and the

@@ -47,13 +47,23 @@ export class NotificationWorkersRepository {
    * public functions, in one transaction, so no pool takes a job between its unlock and
    * its count; the count is set, not lowered, so a concurrent unlock by another instance
    * (which then finds nothing to unlock) sets the same value again.
+   *
+   * The leases are judged as of the transaction's start (now() is fixed at BEGIN), which
+   * must come by `beganBy` (this process's clock), soon after the caller's own renewal.
+   * A transaction held up on its way (a network or a server frozen between that renewal
+   * and it) would judge them as of after an outage its caller has not seen in its own
+   * lease, and take the attempts every live instance still has in flight: it does nothing.
    */
-  async unlockJobsOfSilentWorkers(leaseSeconds: number): Promise<void> {
+  async unlockJobsOfSilentWorkers(leaseSeconds: number, beganBy: number): Promise<void> {
     const client = await this.pool.connect();
     // A connection whose ROLLBACK failed is broken: ended instead of going back to the pool.
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
+      if (Date.now() > beganBy) {
+        await client.query('ROLLBACK');
+        return;
+      }
       const { rows: held } = await client.query<{ id: string; locked_by: string; attempts: number }>(
         `SELECT j.id, j.locked_by, j.attempts FROM graphile_worker.jobs j
           WHERE j.locked_by IS NOT NULL AND j.locked_at < now() - make_interval(secs => $1)

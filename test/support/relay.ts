@@ -10,6 +10,11 @@ import { type AddressInfo, connect, createServer, type Server, type Socket } fro
 export interface Relay {
   port: number;
   freeze(): void;
+  /**
+   * Freezes when the client next sends `text`, before that message reaches the database;
+   * resolves then. A frozen moment chosen by what the client does, not by a timer.
+   */
+  freezeAtNext(text: string): Promise<void>;
   thaw(): void;
   /** Ends every connection and refuses new ones (ECONNREFUSED), until restore(). */
   cut(): Promise<void>;
@@ -21,21 +26,36 @@ export interface Relay {
 export async function startRelay(target: URL): Promise<Relay> {
   const sockets = new Set<Socket>();
   let frozen = false;
+  /** What was read while frozen (the trap's message, or a chunk read as the pause began): sent on thaw. */
+  const held: Array<[Socket, Buffer]> = [];
+  let trap: { text: string; sprung: () => void } | null = null;
+  const freeze = () => {
+    frozen = true;
+    for (const socket of sockets) socket.pause();
+  };
+  const forward = (from: Socket, to: Socket, fromClient: boolean) => {
+    sockets.add(from);
+    from.on('data', (chunk: Buffer) => {
+      if (fromClient && trap !== null && chunk.includes(trap.text)) {
+        const { sprung } = trap;
+        trap = null;
+        freeze();
+        sprung();
+      }
+      if (frozen) held.push([to, chunk]);
+      else to.write(chunk);
+    });
+    from.on('error', () => to.destroy());
+    from.on('close', () => {
+      sockets.delete(from);
+      to.destroy();
+    });
+    if (frozen) from.pause();
+  };
   const relayConnection = (client: Socket) => {
     const upstream = connect(Number(target.port), target.hostname);
-    for (const [from, to] of [
-      [client, upstream],
-      [upstream, client],
-    ]) {
-      sockets.add(from);
-      from.on('data', (chunk) => to.write(chunk));
-      from.on('error', () => to.destroy());
-      from.on('close', () => {
-        sockets.delete(from);
-        to.destroy();
-      });
-      if (frozen) from.pause();
-    }
+    forward(client, upstream, true);
+    forward(upstream, client, false);
   };
   const listen = (port: number) =>
     new Promise<Server>((resolve) => {
@@ -52,12 +72,11 @@ export async function startRelay(target: URL): Promise<Relay> {
   const port = (server.address() as AddressInfo).port;
   return {
     port,
-    freeze() {
-      frozen = true;
-      for (const socket of sockets) socket.pause();
-    },
+    freeze,
+    freezeAtNext: (text) => new Promise<void>((sprung) => (trap = { text, sprung })),
     thaw() {
       frozen = false;
+      for (const [to, chunk] of held.splice(0)) to.write(chunk);
       for (const socket of sockets) socket.resume();
     },
     cut: async () => {
