@@ -174,8 +174,8 @@ describe('notification delivery: retries, failures, secrets (docs/notifications.
           responseBody: '{"ok":true}',
           delivered: true,
         };
-        await events.recordRedelivery(event.id, result);
-        await events.recordRedelivery(event.id, result);
+        await events.recordRedelivery(event.id, result, undefined);
+        await events.recordRedelivery(event.id, result, undefined);
         expect((await attempts(event.id)).map((a) => a.kind)).toEqual(['scheduled', 'redelivery']);
         const { rows } = await t.db.pool.query('SELECT attempts FROM events WHERE id = $1', [event.id]);
         expect(rows[0].attempts).toBe(2);

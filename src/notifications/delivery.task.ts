@@ -129,7 +129,7 @@ export class DeliveryTask {
         msg: result.delivered ? 'notification redelivered' : 'notification redelivery failed',
         ...outcome,
       });
-      return this.untilTheDatabaseAnswers(() => this.events.recordRedelivery(event.id, result));
+      return this.untilTheDatabaseAnswers(() => this.events.recordRedelivery(event.id, result, job.job_key));
     }
     const schedule = this.config.notifications.retrySchedule;
     const slot = job.slot!;

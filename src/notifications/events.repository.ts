@@ -259,10 +259,18 @@ export class EventsRepository {
     });
   }
 
-  /** Records a redelivery; a 2xx makes the event delivered whatever its status was. */
-  recordRedelivery(eventId: string, result: AttemptResult): Promise<void> {
+  /**
+   * Records a redelivery; a 2xx makes the event delivered whatever its status was. The
+   * job's key (`jobKey`, unique to the redelivery) is taken from it in the same
+   * transaction: were the job's own end not recorded (the queue's connection lost, its pool
+   * replaced), the job would run again once its lease lapsed, find its key gone and do
+   * nothing (DeliveryTask.run), as a scheduled job finds its slot past. graphile-worker's
+   * `remove_job` clears the key of a job still locked, and keeps it from being retried.
+   */
+  recordRedelivery(eventId: string, result: AttemptResult, jobKey: string | undefined): Promise<void> {
     return this.db.transaction('notifications', async () => {
       await this.recordAttempt(eventId, 'redelivery', result);
+      if (jobKey !== undefined) await this.db.rows('SELECT graphile_worker.remove_job($1)', [jobKey]);
       if (!result.delivered) return;
       await this.db.rows(
         `UPDATE events SET delivery_status = 'delivered', delivered_at = now(), next_attempt_at = NULL WHERE id = $1`,
