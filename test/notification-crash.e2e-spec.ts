@@ -206,14 +206,15 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     slowMerchant = false,
   ): Promise<void> {
     const recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
-    // A slow merchant answers after 4 s, within the attempt's timeout.
-    const receiver = await startReceiver(undefined, slowMerchant ? 4000 : 0);
+    // A slow merchant answers after 35 s, within the attempt's timeout: past the lease a
+    // new instance renews before it unlocks a killed instance's jobs.
+    const receiver = await startReceiver(undefined, slowMerchant ? 35_000 : 0);
     const deliverers: TestApp[] = [];
     try {
       const { testKey } = await createMerchant(recorder);
       const [eventId] = await payOrders(recorder, testKey, receiver.url, 1);
       const deliver = async () => {
-        const timeout = slowMerchant ? { NOTIFY_TIMEOUT_MS: '10000' } : {};
+        const timeout = slowMerchant ? { NOTIFY_TIMEOUT_MS: '45000' } : {};
         deliverers.push(await startTestApp({ ...NOTIFY_ENV, ...timeout }, recorder.db));
       };
       await scenario({ recorder, receiver, testKey, eventId, deliver });
@@ -249,13 +250,14 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
         await lockedByAKilledInstance(recorder, 'id = $1', job.rows[0].id, 10);
         await recorder.db.pool.query('UPDATE events SET enqueued = true WHERE id = $1', [eventId]);
 
+        // Unlocked once the new instance has renewed its own lease for a whole lease (20 s).
         await deliver();
-        await waitForSettled(recorder.db.pool, 20000);
+        await waitForSettled(recorder.db.pool, 45000);
         const { rows } = await recorder.db.pool.query('SELECT delivery_status FROM events WHERE id = $1', [eventId]);
         expect(rows[0].delivery_status).toBe('delivered');
         expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
       }),
-    60000,
+    90000,
   );
 
   it(
@@ -280,14 +282,14 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
 
         await deliver();
         // Both jobs have run: the killed instance's too, once its lease ran out.
-        await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 30000);
+        await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 45000);
         expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
         const attempts = await recorder.db.pool.query('SELECT kind FROM notification_attempts WHERE event_id = $1', [
           eventId,
         ]);
         expect(attempts.rows).toEqual([{ kind: 'redelivery' }]);
       }),
-    60000,
+    90000,
   );
 
   it(
@@ -308,21 +310,22 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
         expect(taken.rows[0].payload.job_key).toBe(eventId + slotJobKeySuffix(0));
         await events.putBack({ ...taken.rows[0].payload, put_back: 1 }, 0);
 
-        // The new instance unlocks the killed one's job as it starts, and takes both jobs
-        // together: the merchant answers slowly, so neither has recorded its attempt when
-        // the other reads the event. Only the job that holds the key may send.
+        // The new instance takes the put-back job as it starts, and the killed one's once it
+        // has renewed its own lease for a whole lease (20 s): the merchant answers slowly
+        // (35 s), so the first has not recorded its attempt when the second reads the event.
+        // Only the job that holds the key may send.
         await deliver();
         await until(() => receiver.received.length > 0);
         // They did overlap: the killed instance's job has run and ended while the merchant
-        // still holds the other's request (4 s), its attempt not yet recorded.
+        // still holds the other's request, its attempt not yet recorded.
         await waitFor(
           recorder.db.pool,
           `SELECT (SELECT count(*) FROM graphile_worker.jobs) = 1
                   AND NOT EXISTS (SELECT 1 FROM notification_attempts WHERE event_id = $1) AS done`,
           [eventId],
-          3000,
+          32_000,
         );
-        await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 30000);
+        await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 45000);
         expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([eventId]);
         const attempts = await recorder.db.pool.query(
           'SELECT count(*)::int AS n FROM notification_attempts WHERE event_id = $1',
@@ -330,7 +333,7 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
         );
         expect(attempts.rows[0].n).toBe(1);
       }, true),
-    60000,
+    90000,
   );
 
   it('delivers every event when PostgreSQL restarts during deliveries', async () => {

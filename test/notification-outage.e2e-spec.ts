@@ -2,7 +2,7 @@ import { NotificationWorkersRepository } from '../src/notifications/notification
 import { databaseEnv } from './support/database';
 import { createMerchant, orderBody } from './support/factories';
 import { NOTIFY_ENV } from './support/notifications';
-import { startReceiver, until } from './support/receiver';
+import { startReceiver, until, waitFor } from './support/receiver';
 import { Relay, startRelay } from './support/relay';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -40,6 +40,11 @@ async function deliveringBehind(
 
 /** Pays one order whose notify_url is `url`, through the recorder; its event's id. */
 async function payOneOrder(recorder: TestApp, url: string): Promise<string> {
+  return (await payOneOrderOf(recorder, url)).eventId;
+}
+
+/** As payOneOrder, with the test key of the merchant it made. */
+async function payOneOrderOf(recorder: TestApp, url: string): Promise<{ eventId: string; testKey: string }> {
   const { testKey } = await createMerchant(recorder, `Merchant of ${url}`);
   const order = await recorder
     .http()
@@ -48,7 +53,7 @@ async function payOneOrder(recorder: TestApp, url: string): Promise<string> {
     .send(orderBody({ notify_url: url }));
   await recorder.http().post(`/v1/test_helpers/orders/${order.body.data.id}/pay`).set('X-Api-Key', testKey).expect(200);
   const { rows } = await recorder.db.pool.query('SELECT id FROM events WHERE order_id = $1', [order.body.data.id]);
-  return rows[0].id as string;
+  return { eventId: rows[0].id as string, testKey };
 }
 
 async function deliveryOf(recorder: TestApp, eventId: string) {
@@ -191,8 +196,9 @@ describe('notifications while the connection pooler is away (docs/notifications.
       const eventId = await payOneOrder(recorder, receiver.url);
       await until(() => receiver.received.length === 1);
       deliverers.push(await deliveringBehind(other.pooled, recorder, timeouts, other.queue));
-      // Its next heartbeat renews its lease, then begins the unlocking transaction (the
-      // only BEGIN on the queue's connections once they have started): frozen there.
+      // Once it has renewed its own lease for a whole lease, a heartbeat renews it and begins
+      // the unlocking transaction (the only BEGIN on the queue's connections once they have
+      // started): frozen there.
       await other.queue.freezeAtNext('BEGIN');
       for (const relay of [other.pooled, holding.pooled, holding.queue]) relay.freeze();
       await pause(22_000);
@@ -204,6 +210,78 @@ describe('notifications while the connection pooler is away (docs/notifications.
       await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
       expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
       expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
+  // An instance that starts as an outage ends (it waited for the database at start-up, or an
+  // orchestrator restarted it) finds every live instance's lease as old as the outage: it
+  // counted as renewing for a lease already, and took their attempts at its first heartbeat.
+  it('gives an instance started as the database comes back a whole lease of its own before it takes any attempt', async () => {
+    const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
+    const pooled = await startRelay(new URL(recorder.db.url));
+    const queue = await startRelay(new URL(directUrl(recorder)));
+    relays.push(pooled, queue);
+    const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
+    try {
+      deliverers.push(await deliveringBehind(pooled, recorder, timeouts, queue));
+      const eventId = await payOneOrder(recorder, receiver.url);
+      await until(() => receiver.received.length === 1);
+      pooled.freeze();
+      queue.freeze();
+      await pause(22_000);
+      // The database is there for a new instance 6 s before it is back for the one holding the attempt.
+      deliverers.push(await startTestApp({ ...NOTIFY_ENV, ...timeouts }, recorder.db));
+      await pause(6000);
+      pooled.thaw();
+      queue.thaw();
+      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
+      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
+      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+    } finally {
+      await receiver.close();
+    }
+  }, 90_000);
+
+  // A connection the network lost without a word: the heartbeat's statement waited on it
+  // for ever, and no heartbeat ran again in the life of the process.
+  it("renews its lease on a new connection when the heartbeat's own stops answering", async () => {
+    const pooled = await startRelay(new URL(recorder.db.url));
+    const queue = await startRelay(new URL(directUrl(recorder)));
+    relays.push(pooled, queue);
+    deliverers.push(await deliveringBehind(pooled, recorder, {}, queue));
+    // The next heartbeat's renewal (within 5 s), on the heartbeat's connection.
+    await queue.stallAtNext('notification_workers');
+    await pause(25_000);
+    const { rows } = await recorder.db.pool.query(
+      `SELECT count(*)::int AS n FROM notification_workers WHERE seen_at > now() - interval '10 seconds'`,
+    );
+    expect(rows[0].n).toBe(1);
+  }, 60_000);
+
+  // A scheduled job run again finds its slot past; a redelivery's had nothing to find, and
+  // its job, run again once the replaced pool's lease lapsed, sent it a second time.
+  it("sends a redelivery once when its job's end could not be recorded", async () => {
+    const receiver = await startReceiver(() => ({ status: 200 }), 3000);
+    const pooled = await startRelay(new URL(recorder.db.url));
+    const queue = await startRelay(new URL(directUrl(recorder)));
+    relays.push(pooled, queue);
+    try {
+      deliverers.push(await deliveringBehind(pooled, recorder, { NOTIFY_TIMEOUT_MS: '10000' }, queue));
+      const { eventId, testKey } = await payOneOrderOf(recorder, receiver.url);
+      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
+      await recorder.http().post(`/v1/events/${eventId}/redeliver`).set('X-Api-Key', testKey).expect(202);
+      await until(() => receiver.received.length === 2);
+      // The redelivery is recorded, but its job's end cannot be: the pool is replaced.
+      await queue.cut();
+      await until(async () => (await deliveryOf(recorder, eventId)).attempts === 2);
+      await pause(3000);
+      await queue.restore();
+      // The job is unlocked once the replaced pool's lease lapses, and runs again.
+      await waitFor(recorder.db.pool, 'SELECT count(*) = 0 AS done FROM graphile_worker.jobs', [], 60_000);
+      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId, eventId]);
+      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 2, recorded: 2 });
     } finally {
       await receiver.close();
     }

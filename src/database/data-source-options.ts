@@ -41,7 +41,7 @@ export const ACQUIRE_TIMEOUT_MS = 5000;
 /** How much longer than statement_timeout the client waits for a statement's answer. */
 const CLIENT_TIMEOUT_MARGIN_MS = 5000;
 /** After this long without traffic, the operating system probes the connection (TCP keepalive). */
-const KEEPALIVE_IDLE_MS = 10_000;
+export const KEEPALIVE_IDLE_MS = 10_000;
 
 /**
  * How long pg waits for the answer to any one statement before failing it (503) and

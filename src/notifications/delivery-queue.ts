@@ -26,14 +26,14 @@ import {
   OnModuleInit,
 } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
-import { Pool } from 'pg';
+import { Pool, PoolConfig } from 'pg';
 import { DataSource } from 'typeorm';
 import { Logger as QueueLogger, run, Runner, runMigrations } from 'graphile-worker';
 // A release of the queue's local queue that neither fails nor leaves a rejection unhandled.
 import './local-queue-release';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import { withServerSettings } from '../database/data-source-options';
+import { KEEPALIVE_IDLE_MS, withServerSettings } from '../database/data-source-options';
 import { FailureStreak } from '../common/logging/failure-streak';
 import { RepeatThrottle } from '../common/logging/repeat-throttle';
 import { NotificationWorkersRepository } from './notification-workers.repository';
@@ -50,6 +50,12 @@ const LEASE_MS = LEASE_SECONDS * 1000;
  * failed, or one that hung while the network or the server was frozen).
  */
 const RENEWAL_GAP_MS = HEARTBEAT_MS * 1.5;
+/**
+ * How long the heartbeat waits for a connection, or for the answer to one statement: one
+ * that hangs on a connection the network lost without a word fails, and the next beat
+ * opens another, well within the lease, instead of holding every beat after it.
+ */
+const HEARTBEAT_STATEMENT_LIMIT_MS = HEARTBEAT_MS * 2;
 /**
  * How often the jobs' lock times are renewed (renewJobLocks): well within the hour after
  * which a lock time is renewed, and the 4 hours after which graphile-worker unlocks it.
@@ -77,23 +83,30 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private readonly heartbeatFailures = new FailureStreak('notification worker heartbeat', RELAY_FAILURE_LOG_MS);
   private readonly queueLines = new RepeatThrottle(RELAY_FAILURE_LOG_MS);
   private pool: Pool | null = null;
-  /** The leases, on the queue's own connections (notification-workers.repository.ts). */
+  /** The heartbeat's own connection, to the queue's server (HEARTBEAT_STATEMENT_LIMIT_MS). */
+  private heartbeatPool: Pool | null = null;
+  /** The leases, on the heartbeat's connection (notification-workers.repository.ts). */
   private leases: NotificationWorkersRepository | null = null;
   /**
-   * Since when this instance's heartbeat has been renewed without a gap (RENEWAL_GAP_MS).
-   * It unlocks other pools' jobs only after a whole lease of its own heartbeats: after an
-   * outage, or a freeze of the network, every live instance's lease may be as old as it,
-   * and the first instance to get through would take the attempts the others still have
-   * in flight. A new instance has seen no outage: it counts as renewing for a lease already.
+   * Since when this instance's heartbeat has been renewed without a gap (RENEWAL_GAP_MS),
+   * on the monotonic clock (performance.now()): a wall clock stepped back (NTP, a virtual
+   * machine resumed) would hide a gap. It unlocks other pools' jobs only after a whole
+   * lease of its own heartbeats: after an outage, or a freeze of the network, every live
+   * instance's lease may be as old as it, and the first instance to get through would
+   * take the attempts the others still have in flight. A new instance too counts from its
+   * first renewal: it may have started as an outage ended (waiting for the database at
+   * start-up, or restarted by an orchestrator), before the live instances' next heartbeat.
    */
-  private renewingSince = Date.now() - LEASE_MS;
-  /** When this instance's heartbeat was last renewed (a new instance's: when it started). */
-  private renewedAt = Date.now();
+  private renewingSince = Infinity;
+  /** When this instance's heartbeat was last renewed: never yet. */
+  private renewedAt = -Infinity;
   /** When renewJobLocks last ran: never, so the first heartbeat runs it. */
   private jobLocksRenewedAt = -Infinity;
   /** One heartbeat at a time: one that hangs is not joined by more. */
   private beating = false;
   private runner: Runner | null = null;
+  /** A start of the worker pool under way (a replacement's): a stop waits for it, then stops what it started. */
+  private starting: Promise<void> | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private workerIds = new Set<string>();
   /**
@@ -120,24 +133,37 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     // server itself (DATABASE_DIRECT_URL), as migrations do.
     const url = this.config.databaseDirectUrl ?? (this.dataSource.options as { url: string }).url;
     const { connectionString, options } = withServerSettings(url, 'session');
-    this.pool = new Pool({
-      connectionString,
-      // One connection LISTENs, one beats the heartbeat; the others serve the workers' job queries.
-      max: settings.workers ? settings.concurrency + 3 : 2,
-      application_name: 'kukopay-notifications',
-      options,
-    });
-    // A connection lost while idle (a database restart) must not crash the process.
-    this.pool.on('error', (error) => this.logger.warn(`queue connection lost: ${error.message}`));
-    this.pool.on('connect', (client) => client.on('error', () => undefined));
+    const queuePool = (config: PoolConfig) => {
+      const pool = new Pool({
+        connectionString,
+        application_name: 'kukopay-notifications',
+        options,
+        // A server gone without a word is noticed by the kernel's probes (data-source-options.ts).
+        keepAlive: true,
+        keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+        ...config,
+      });
+      // A connection lost while idle (a database restart) must not crash the process.
+      pool.on('error', (error) => this.logger.warn(`queue connection lost: ${error.message}`));
+      pool.on('connect', (client) => client.on('error', () => undefined));
+      return pool;
+    };
+    // One connection LISTENs; the others serve the workers' job queries.
+    this.pool = queuePool({ max: settings.workers ? settings.concurrency + 2 : 2 });
     await runMigrations({ pgPool: this.pool, logger: this.queueLogger() });
     if (!settings.workers) {
       // Enqueuing goes through the application's own pool; this one was for the migrations.
       await this.pool.end();
       this.pool = null;
-    } else {
-      this.leases = new NotificationWorkersRepository(this.pool);
+      return;
     }
+    // Its own, so that workers busy with their jobs never keep the heartbeat waiting.
+    this.heartbeatPool = queuePool({
+      max: 1,
+      connectionTimeoutMillis: HEARTBEAT_STATEMENT_LIMIT_MS,
+      query_timeout: HEARTBEAT_STATEMENT_LIMIT_MS,
+    });
+    this.leases = new NotificationWorkersRepository(this.heartbeatPool);
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -223,10 +249,12 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private startLater(): void {
     setTimeout(() => {
       if (this.stopping) return;
-      this.start().catch((error: Error) => {
-        this.logger.error(`notification workers could not start: ${error.message}`);
-        this.startLater();
-      });
+      this.starting = this.start()
+        .catch((error: Error) => {
+          this.logger.error(`notification workers could not start: ${error.message}`);
+          this.startLater();
+        })
+        .finally(() => (this.starting = null));
     }, RESTART_DELAY_MS).unref();
   }
 
@@ -242,6 +270,8 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     giveUp.unref();
     try {
       await this.relaying;
+      // A pool that was starting when the stop came is stopped too, not left taking jobs.
+      await this.starting;
       if (this.runner) {
         // The heartbeat goes on while the attempts in flight finish: a drain that outlasted
         // the lease would let another instance send the same attempts again, at once.
@@ -258,7 +288,9 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     if (this.workerIds.size > 0) await this.leases?.release([...this.workerIds]).catch(() => undefined);
     this.client.close();
     await this.pool?.end().catch(() => undefined);
+    await this.heartbeatPool?.end().catch(() => undefined);
     this.pool = null;
+    this.heartbeatPool = null;
   }
 
   /**
@@ -297,7 +329,7 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     try {
       const workerIds = [...new Set([...this.workerIds, ...this.attemptsRunning.keys()])];
       await this.leases.renew(workerIds);
-      const now = Date.now();
+      const now = performance.now();
       if (now - this.renewedAt > RENEWAL_GAP_MS) this.renewingSince = now;
       this.renewedAt = now;
       const recovered = this.heartbeatFailures.succeeded();

@@ -6,10 +6,11 @@ import type { Pool } from 'pg';
  * died (kill -9, a lost machine) are unlocked by any other instance once the lease runs
  * out (docs/notifications.md).
  *
- * On the queue's own connections (DATABASE_DIRECT_URL behind a pooler), which hold the
- * jobs' locks, not on the application's: an instance whose pooler is away still holds its
- * jobs, and waits to record their attempts (delivery.task.ts); through the pooler, its
- * lease would lapse meanwhile and another instance would send those attempts again.
+ * On the queue's own server (DATABASE_DIRECT_URL behind a pooler), where the jobs are
+ * locked, not through the application's pooler: an instance whose pooler is away still
+ * holds its jobs, and waits to record their attempts (delivery.task.ts); through the
+ * pooler, its lease would lapse meanwhile and another instance would send those attempts
+ * again. The heartbeat's connection is its own (delivery-queue.ts).
  */
 export class NotificationWorkersRepository {
   constructor(private readonly pool: Pool) {}
@@ -49,7 +50,7 @@ export class NotificationWorkersRepository {
    * (which then finds nothing to unlock) sets the same value again.
    *
    * The leases are judged as of the transaction's start (now() is fixed at BEGIN), which
-   * must come by `beganBy` (this process's clock), soon after the caller's own renewal.
+   * must come by `beganBy` (performance.now()), soon after the caller's own renewal.
    * A transaction held up on its way (a network or a server frozen between that renewal
    * and it) would judge them as of after an outage its caller has not seen in its own
    * lease, and take the attempts every live instance still has in flight: it does nothing.
@@ -60,7 +61,7 @@ export class NotificationWorkersRepository {
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
-      if (Date.now() > beganBy) {
+      if (performance.now() > beganBy) {
         await client.query('ROLLBACK');
         return;
       }

@@ -15,6 +15,11 @@ export interface Relay {
    * resolves then. A frozen moment chosen by what the client does, not by a timer.
    */
   freezeAtNext(text: string): Promise<void>;
+  /**
+   * The connection on which the client next sends `text` stops relaying for good, as one
+   * the network lost without a word does; the others go on. Resolves then.
+   */
+  stallAtNext(text: string): Promise<void>;
   thaw(): void;
   /** Ends every connection and refuses new ones (ECONNREFUSED), until restore(). */
   cut(): Promise<void>;
@@ -29,6 +34,9 @@ export async function startRelay(target: URL): Promise<Relay> {
   /** What was read while frozen (the trap's message, or a chunk read as the pause began): sent on thaw. */
   const held: Array<[Socket, Buffer]> = [];
   let trap: { text: string; sprung: () => void } | null = null;
+  let stallTrap: { text: string; sprung: () => void } | null = null;
+  /** The sockets of stalled connections: never resumed, and what they read is dropped. */
+  const stalled = new WeakSet<Socket>();
   const freeze = () => {
     frozen = true;
     for (const socket of sockets) socket.pause();
@@ -36,6 +44,16 @@ export async function startRelay(target: URL): Promise<Relay> {
   const forward = (from: Socket, to: Socket, fromClient: boolean) => {
     sockets.add(from);
     from.on('data', (chunk: Buffer) => {
+      if (fromClient && stallTrap !== null && chunk.includes(stallTrap.text)) {
+        const { sprung } = stallTrap;
+        stallTrap = null;
+        for (const socket of [from, to]) {
+          stalled.add(socket);
+          socket.pause();
+        }
+        sprung();
+      }
+      if (stalled.has(from)) return;
       if (fromClient && trap !== null && chunk.includes(trap.text)) {
         const { sprung } = trap;
         trap = null;
@@ -74,10 +92,11 @@ export async function startRelay(target: URL): Promise<Relay> {
     port,
     freeze,
     freezeAtNext: (text) => new Promise<void>((sprung) => (trap = { text, sprung })),
+    stallAtNext: (text) => new Promise<void>((sprung) => (stallTrap = { text, sprung })),
     thaw() {
       frozen = false;
-      for (const [to, chunk] of held.splice(0)) to.write(chunk);
-      for (const socket of sockets) socket.resume();
+      for (const [to, chunk] of held.splice(0)) if (!stalled.has(to)) to.write(chunk);
+      for (const socket of sockets) if (!stalled.has(socket)) socket.resume();
     },
     cut: async () => {
       cut = true;
