@@ -2,7 +2,7 @@ import { NotificationWorkersRepository } from '../src/notifications/notification
 import { databaseEnv } from './support/database';
 import { createMerchant, orderBody } from './support/factories';
 import { NOTIFY_ENV } from './support/notifications';
-import { startReceiver, until, waitFor } from './support/receiver';
+import { Receiver, startReceiver, until, waitFor } from './support/receiver';
 import { Relay, startRelay } from './support/relay';
 import { startTestApp, TestApp } from './support/test-app';
 
@@ -66,6 +66,16 @@ async function deliveryOf(recorder: TestApp, eventId: string) {
 }
 
 /**
+ * Waits for the event's delivery, then checks it was sent once and recorded once: what a
+ * live instance's attempt must come to, whatever happened to its way to the database.
+ */
+async function expectSentOnce(recorder: TestApp, receiver: Receiver, eventId: string): Promise<void> {
+  await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
+  expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
+  expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+}
+
+/**
  * docs/notifications.md, "At least once": a delivered event is sent again only when a
  * process died between the merchant's 2xx and recording it. An instance whose pooler is
  * away is alive: it keeps the attempt, and records it once the pooler is back.
@@ -78,6 +88,15 @@ describe('notifications while the connection pooler is away (docs/notifications.
   beforeEach(async () => {
     recorder = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
   });
+  /** An instance's two ways to the database, through relays that can go away. */
+  const waysToTheDatabase = async () => {
+    const ways = {
+      pooled: await startRelay(new URL(recorder.db.url)),
+      queue: await startRelay(new URL(directUrl(recorder))),
+    };
+    relays.push(ways.pooled, ways.queue);
+    return ways;
+  };
   afterEach(async () => {
     // Back first, so that the instances can close their connections.
     for (const relay of relays) {
@@ -128,9 +147,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
       // Past the lease, and past the merchant's answer.
       await pause(28_000);
       await relay.restore();
-      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
-      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
-      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+      await expectSentOnce(recorder, receiver, eventId);
       expect(receiver.maxConcurrentPerId).toBe(1);
     } finally {
       await receiver.close();
@@ -147,13 +164,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
     'when the database %s, gives every instance a whole lease to renew its own before taking its attempts',
     async (_outage, stop, resume) => {
       const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
-      // Each instance's two ways to the database, through relays that can go away.
-      const waysOf = async () => ({
-        pooled: await startRelay(new URL(recorder.db.url)),
-        queue: await startRelay(new URL(directUrl(recorder))),
-      });
-      const [holding, other] = [await waysOf(), await waysOf()];
-      relays.push(holding.pooled, holding.queue, other.pooled, other.queue);
+      const [holding, other] = [await waysToTheDatabase(), await waysToTheDatabase()];
       const cut = (ways: typeof holding) => Promise.all([stop(ways.pooled), stop(ways.queue)]);
       const restore = (ways: typeof holding) => Promise.all([resume(ways.pooled), resume(ways.queue)]);
       const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
@@ -168,9 +179,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
         await restore(other);
         await pause(6000);
         await restore(holding);
-        await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
-        expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
-        expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+        await expectSentOnce(recorder, receiver, eventId);
       } finally {
         await receiver.close();
       }
@@ -184,12 +193,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
   // unlocked the attempt in flight, and the instance sent it again.
   it('when the database freezes as an instance begins to unlock the jobs of silent ones, unlocks none of those it finds silent after the freeze', async () => {
     const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
-    const waysOf = async () => ({
-      pooled: await startRelay(new URL(recorder.db.url)),
-      queue: await startRelay(new URL(directUrl(recorder))),
-    });
-    const [holding, other] = [await waysOf(), await waysOf()];
-    relays.push(holding.pooled, holding.queue, other.pooled, other.queue);
+    const [holding, other] = [await waysToTheDatabase(), await waysToTheDatabase()];
     const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
     try {
       deliverers.push(await deliveringBehind(holding.pooled, recorder, timeouts, holding.queue));
@@ -207,9 +211,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
       await pause(6000);
       holding.pooled.thaw();
       holding.queue.thaw();
-      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
-      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
-      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+      await expectSentOnce(recorder, receiver, eventId);
     } finally {
       await receiver.close();
     }
@@ -220,9 +222,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
   // counted as renewing for a lease already, and took their attempts at its first heartbeat.
   it('gives an instance started as the database comes back a whole lease of its own before it takes any attempt', async () => {
     const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
-    const pooled = await startRelay(new URL(recorder.db.url));
-    const queue = await startRelay(new URL(directUrl(recorder)));
-    relays.push(pooled, queue);
+    const { pooled, queue } = await waysToTheDatabase();
     const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
     try {
       deliverers.push(await deliveringBehind(pooled, recorder, timeouts, queue));
@@ -236,9 +236,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
       await pause(6000);
       pooled.thaw();
       queue.thaw();
-      await until(async () => (await deliveryOf(recorder, eventId)).delivery_status === 'delivered');
-      expect(await deliveryOf(recorder, eventId)).toEqual({ delivery_status: 'delivered', attempts: 1, recorded: 1 });
-      expect(receiver.received.map((each) => each.headers['webhook-id'])).toEqual([eventId]);
+      await expectSentOnce(recorder, receiver, eventId);
     } finally {
       await receiver.close();
     }
@@ -247,9 +245,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
   // A connection the network lost without a word: the heartbeat's statement waited on it
   // for ever, and no heartbeat ran again in the life of the process.
   it("renews its lease on a new connection when the heartbeat's own stops answering", async () => {
-    const pooled = await startRelay(new URL(recorder.db.url));
-    const queue = await startRelay(new URL(directUrl(recorder)));
-    relays.push(pooled, queue);
+    const { pooled, queue } = await waysToTheDatabase();
     deliverers.push(await deliveringBehind(pooled, recorder, {}, queue));
     // The next heartbeat's renewal (within 5 s), on the heartbeat's connection.
     await queue.stallAtNext('notification_workers');
@@ -264,9 +260,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
   // its job, run again once the replaced pool's lease lapsed, sent it a second time.
   it("sends a redelivery once when its job's end could not be recorded", async () => {
     const receiver = await startReceiver(() => ({ status: 200 }), 3000);
-    const pooled = await startRelay(new URL(recorder.db.url));
-    const queue = await startRelay(new URL(directUrl(recorder)));
-    relays.push(pooled, queue);
+    const { pooled, queue } = await waysToTheDatabase();
     try {
       deliverers.push(await deliveringBehind(pooled, recorder, { NOTIFY_TIMEOUT_MS: '10000' }, queue));
       const { eventId, testKey } = await payOneOrderOf(recorder, receiver.url);
@@ -292,9 +286,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
   it("keeps the lease of a replaced worker pool's attempts until they end", async () => {
     const slow = await startReceiver(() => ({ status: 200 }), 35_000);
     const quick = await startReceiver(() => ({ status: 200 }), 5000);
-    const pooled = await startRelay(new URL(recorder.db.url));
-    const queue = await startRelay(new URL(directUrl(recorder)));
-    relays.push(pooled, queue);
+    const { pooled, queue } = await waysToTheDatabase();
     const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
     try {
       deliverers.push(await deliveringBehind(pooled, recorder, timeouts, queue));
@@ -400,6 +392,37 @@ describe('notifications through a passing failure of a live database', () => {
     } finally {
       await holder.query('ROLLBACK').catch(() => undefined);
       holder.release();
+      await receiver.close();
+    }
+  }, 60_000);
+
+  // Passing failures are tried again a bounded number of times, unlike an outage: an
+  // operator's cancel of a stuck record, or a statement that always times out, ends as a
+  // failed job, run again later, rather than a worker held for good.
+  it('fails the job after 10 passing failures of its record in a row, and frees its worker', async () => {
+    const receiver = await startReceiver(() => ({ status: 200 }));
+    // Every record of an attempt fails, as a deadlock would.
+    await app.db.pool.query(
+      `CREATE FUNCTION kuko_test_deadlock() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN RAISE EXCEPTION 'deadlock detected (test)' USING ERRCODE = '40P01'; END $$`,
+    );
+    await app.db.pool.query(
+      `CREATE TRIGGER kuko_test_deadlock BEFORE INSERT ON notification_attempts
+         FOR EACH ROW EXECUTE FUNCTION kuko_test_deadlock()`,
+    );
+    try {
+      const eventId = await payOneOrder(app, receiver.url);
+      await until(() => receiver.received.length === 1);
+      // Eleven tries, 250 ms growing to 2 s apart: about 18 s.
+      await waitFor(
+        app.db.pool,
+        `SELECT locked_by IS NULL AND last_error LIKE '%deadlock detected (test)%' AS done
+           FROM graphile_worker._private_jobs WHERE payload->>'event_id' = $1`,
+        [eventId],
+        40_000,
+      );
+    } finally {
+      await app.db.pool.query('DROP TRIGGER kuko_test_deadlock ON notification_attempts');
       await receiver.close();
     }
   }, 60_000);
