@@ -9,6 +9,7 @@ import { createApp } from './app.factory';
 import { createRootLogger, NestPinoLogger } from './common/logging/logger';
 import { startupSummary } from './common/logging/startup-summary';
 import { startFailureText } from './common/logging/start-failure';
+import { demoKeyNotice } from './common/logging/demo-key-notice';
 import { drainThenExit, STOP_SIGNALS, StopSignals, stopWhileStarting } from './common/process/stop-signals';
 import { loadConfig, LogLevel } from './config/app-config';
 import { databaseUrlWarnings } from './config/unread-url-parameters';
@@ -63,13 +64,7 @@ async function main(): Promise<void> {
     embedded: embedded !== null,
   });
   const url = summary.fields.url as string;
-  if (demo) {
-    // Printed once: only the key's hash is stored.
-    process.stdout.write(
-      `\nDemo merchant ${demo.id} created. Its test API key (shown only now):\n\n  ${demo.api_keys.test}\n\n` +
-        `Try: curl -s ${url}/v1/orders -H 'X-Api-Key: ${demo.api_keys.test}'\n\n`,
-    );
-  }
+  if (demo) process.stdout.write(demoKeyNotice(config.logFormat, { id: demo.id, testKey: demo.api_keys.test }, url));
   logger.log({ msg: summary.msg, ...summary.fields });
 }
 

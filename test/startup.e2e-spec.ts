@@ -332,6 +332,13 @@ describe('start-up (docs/operations.md)', () => {
 
       const next = await startServerProcess({ DATABASE_URL: '' }, home);
       expect(next.stdout.join('\n')).toMatch(/Demo merchant .* created/);
+      // Logs in JSON (stdout is not a terminal): the key is one of their lines, not a block of text.
+      const lines = next.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(lines.find((line) => 'test_api_key' in line)).toMatchObject({
+        level: 'info',
+        msg: expect.stringMatching(/^Demo merchant mch_[0-9a-f]{32} created; its test API key is shown only now$/),
+        test_api_key: expect.stringMatching(/^kuko_test_[\w-]{32}$/),
+      });
       await next.kill('SIGTERM');
     } finally {
       taken.close();
