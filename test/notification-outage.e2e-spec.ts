@@ -192,9 +192,11 @@ describe('notifications while the connection pooler is away (docs/notifications.
   // transaction began after the freeze and judged the others' leases as of then: it
   // unlocked the attempt in flight, and the instance sent it again.
   it('when the database freezes as an instance begins to unlock the jobs of silent ones, unlocks none of those it finds silent after the freeze', async () => {
-    const receiver = await startReceiver(() => ({ status: 200 }), 30_000);
+    // Answered after 60 s: after both thaws, so the attempt is still in flight, unrecorded,
+    // when the other instance's transaction reaches the database.
+    const receiver = await startReceiver(() => ({ status: 200 }), 60_000);
     const [holding, other] = [await waysToTheDatabase(), await waysToTheDatabase()];
-    const timeouts = { NOTIFY_TIMEOUT_MS: '40000' };
+    const timeouts = { NOTIFY_TIMEOUT_MS: '70000' };
     try {
       deliverers.push(await deliveringBehind(holding.pooled, recorder, timeouts, holding.queue));
       const eventId = await payOneOrder(recorder, receiver.url);
@@ -215,7 +217,7 @@ describe('notifications while the connection pooler is away (docs/notifications.
     } finally {
       await receiver.close();
     }
-  }, 90_000);
+  }, 120_000);
 
   // An instance that starts as an outage ends (it waited for the database at start-up, or an
   // orchestrator restarted it) finds every live instance's lease as old as the outage: it

@@ -11,8 +11,8 @@
  *   `npm run worker`), woken by LISTEN/NOTIFY when a job is committed.
  * - Recovery of jobs a killed worker held: graphile-worker unlocks them only after 4
  *   hours. Each instance records a heartbeat for its worker pool's id (what locked jobs
- *   carry in `locked_by`) every few seconds; any instance unlocks the jobs of pools whose
- *   heartbeat is older than LEASE (their
+ *   carry in `locked_by`) every few seconds; any instance that has renewed its own for a
+ *   whole lease unlocks the jobs of pools whose heartbeat is older than LEASE (their
  *   process died), so such a job is attempted again within about half a minute.
  * - On shutdown the pool stops taking jobs and waits for the attempts in flight, before
  *   the database pool closes.
@@ -52,10 +52,11 @@ const LEASE_MS = LEASE_SECONDS * 1000;
 const RENEWAL_GAP_MS = HEARTBEAT_MS * 1.5;
 /**
  * How long the heartbeat waits for a connection, or for the answer to one statement: one
- * that hangs on a connection the network lost without a word fails, and the next beat
- * opens another, well within the lease, instead of holding every beat after it.
+ * that hangs on a connection the network lost without a word fails, its connection is
+ * ended, and the next beat (within 5 s) renews on another, within the lease, instead of
+ * holding every beat after it. Its statements take milliseconds.
  */
-const HEARTBEAT_STATEMENT_LIMIT_MS = HEARTBEAT_MS * 2;
+const HEARTBEAT_STATEMENT_LIMIT_MS = 3000;
 /**
  * How often the jobs' lock times are renewed (renewJobLocks): well within the hour after
  * which a lock time is renewed, and the 4 hours after which graphile-worker unlocks it.
@@ -287,8 +288,9 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
     this.heartbeat = null;
     if (this.workerIds.size > 0) await this.leases?.release([...this.workerIds]).catch(() => undefined);
     this.client.close();
-    await this.pool?.end().catch(() => undefined);
-    await this.heartbeatPool?.end().catch(() => undefined);
+    // Together: an end waits for every connection lent out (an abandoned pool's), and one
+    // that waits must not keep the other from ending.
+    await Promise.all([this.pool?.end(), this.heartbeatPool?.end()].map((ending) => ending?.catch(() => undefined)));
     this.pool = null;
     this.heartbeatPool = null;
   }

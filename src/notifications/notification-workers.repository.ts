@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { isClientTimeout } from '../database/pg-errors';
 
 /**
  * The notification_workers table: a lease per graphile-worker pool id (the `locked_by` of
@@ -84,10 +85,14 @@ export class NotificationWorkersRepository {
       }
       await client.query('COMMIT');
     } catch (error) {
-      broken = await client.query('ROLLBACK').then(
-        () => undefined,
-        () => error as Error,
-      );
+      // A statement with no answer in time leaves the connection waiting for it: ended at
+      // once, not after a ROLLBACK that would wait behind it.
+      broken = isClientTimeout(error)
+        ? (error as Error)
+        : await client.query('ROLLBACK').then(
+            () => undefined,
+            () => error as Error,
+          );
       throw error;
     } finally {
       client.release(broken);
