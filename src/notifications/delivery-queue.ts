@@ -101,7 +101,7 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private renewingSince = Infinity;
   /** When this instance's heartbeat was last renewed: never yet. */
   private renewedAt = -Infinity;
-  /** When renewJobLocks last ran: never, so the first heartbeat runs it. */
+  /** When renewJobLocks was last tried: never, so the first heartbeat runs it. */
   private jobLocksRenewedAt = -Infinity;
   /** One heartbeat at a time: one that hangs is not joined by more. */
   private beating = false;
@@ -345,9 +345,12 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       // Last: `now` above is when the lease was renewed, and a gap is measured from it. Run
       // before the gap bookkeeping, a renewal that hung through a freeze hid the gap, and the
       // instance unlocked the others' attempts as soon as it thawed.
+      // Counted as tried before it runs: one that fails (a scan past the heartbeat's 3 s on a
+      // huge queue) is tried again in 10 minutes, not with every 5 s beat; a lock time is
+      // renewed from an hour old, hours before the queue's limit.
       if (now - this.jobLocksRenewedAt >= JOB_LOCKS_RENEWAL_MS) {
-        await this.leases.renewJobLocks(workerIds);
         this.jobLocksRenewedAt = now;
+        await this.leases.renewJobLocks(workerIds);
       }
     } catch (error) {
       // Every 5 s while the database is away: said once per RELAY_FAILURE_LOG_MS.
