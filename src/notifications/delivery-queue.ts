@@ -36,6 +36,7 @@ import { APP_CONFIG } from '../config/config.module';
 import { KEEPALIVE_IDLE_MS, withServerSettings } from '../database/data-source-options';
 import { FailureStreak } from '../common/logging/failure-streak';
 import { RepeatThrottle } from '../common/logging/repeat-throttle';
+import { LeaseClock } from './lease-clock';
 import { NotificationWorkersRepository } from './notification-workers.repository';
 import { DeliveryTask } from './delivery.task';
 import { DELIVER_TASK, DeliveryJob, EventsRepository } from './events.repository';
@@ -45,10 +46,7 @@ const HEARTBEAT_MS = 5000;
 /** A worker silent for this long is dead; the jobs it holds are unlocked. */
 const LEASE_SECONDS = 20;
 const LEASE_MS = LEASE_SECONDS * 1000;
-/**
- * Longer than this between two of this instance's own renewals is a gap (renewals that
- * failed, or one that hung while the network or the server was frozen).
- */
+/** Longer than this between two of this instance's own renewals is a gap (lease-clock.ts). */
 const RENEWAL_GAP_MS = HEARTBEAT_MS * 1.5;
 /**
  * How long the heartbeat waits for a connection, or for the answer to one statement: one
@@ -88,21 +86,12 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   private heartbeatPool: Pool | null = null;
   /** The leases, on the heartbeat's connection (notification-workers.repository.ts). */
   private leases: NotificationWorkersRepository | null = null;
-  /**
-   * Since when this instance's heartbeat has been renewed without a gap (RENEWAL_GAP_MS),
-   * on the monotonic clock (performance.now()): a wall clock stepped back (NTP, a virtual
-   * machine resumed) would hide a gap. It unlocks other pools' jobs only after a whole
-   * lease of its own heartbeats: after an outage, or a freeze of the network, every live
-   * instance's lease may be as old as it, and the first instance to get through would
-   * take the attempts the others still have in flight. A new instance too counts from its
-   * first renewal: it may have started as an outage ended (waiting for the database at
-   * start-up, or restarted by an orchestrator), before the live instances' next heartbeat.
-   */
-  private renewingSince = Infinity;
-  /** When this instance's heartbeat was last renewed: never yet. */
-  private renewedAt = -Infinity;
-  /** When renewJobLocks was last tried: never, so the first heartbeat runs it. */
-  private jobLocksRenewedAt = -Infinity;
+  /** When this instance's own lease was renewed, and what the heartbeat may do meanwhile. */
+  private readonly leaseClock = new LeaseClock({
+    leaseMs: LEASE_MS,
+    gapMs: RENEWAL_GAP_MS,
+    jobLocksEveryMs: JOB_LOCKS_RENEWAL_MS,
+  });
   /** One heartbeat at a time: one that hangs is not joined by more. */
   private beating = false;
   private runner: Runner | null = null;
@@ -322,7 +311,7 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
   /**
    * Renews the leases of this instance's pools (the current one, and a replaced one while
    * its attempts run), then unlocks the jobs held by pools whose lease ran out, once this
-   * instance has renewed its own for a whole lease (`renewingSince`). Any instance may do
+   * instance has renewed its own for a whole lease (lease-clock.ts). Any instance may do
    * the second part; it is one idempotent transaction.
    */
   private async beat(): Promise<void> {
@@ -332,26 +321,17 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       const workerIds = [...new Set([...this.workerIds, ...this.attemptsRunning.keys()])];
       await this.leases.renew(workerIds);
       const now = performance.now();
-      if (now - this.renewedAt > RENEWAL_GAP_MS) this.renewingSince = now;
-      this.renewedAt = now;
+      this.leaseClock.renewed(now);
       const recovered = this.heartbeatFailures.succeeded();
       if (recovered) this.logger.log(recovered);
-      // Begun within a gap of that renewal, or not at all: one that began later may have
-      // begun after an outage this renewal did not see.
-      if (now - this.renewingSince >= LEASE_MS) {
-        await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS, now + RENEWAL_GAP_MS);
+      if (this.leaseClock.mayUnlockOthers(now)) {
+        await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS, this.leaseClock.unlockBeganBy(now));
       }
       await this.leases.forgetExpired(LEASE_SECONDS);
       // Last: `now` above is when the lease was renewed, and a gap is measured from it. Run
       // before the gap bookkeeping, a renewal that hung through a freeze hid the gap, and the
       // instance unlocked the others' attempts as soon as it thawed.
-      // Counted as tried before it runs: one that fails (a scan past the heartbeat's 3 s on a
-      // huge queue) is tried again in 10 minutes, not with every 5 s beat; a lock time is
-      // renewed from an hour old, hours before the queue's limit.
-      if (now - this.jobLocksRenewedAt >= JOB_LOCKS_RENEWAL_MS) {
-        this.jobLocksRenewedAt = now;
-        await this.leases.renewJobLocks(workerIds);
-      }
+      if (this.leaseClock.takeJobLocksRenewal(now)) await this.leases.renewJobLocks(workerIds);
     } catch (error) {
       // Every 5 s while the database is away: said once per RELAY_FAILURE_LOG_MS.
       const line = this.heartbeatFailures.failed((error as Error).message);
