@@ -12,7 +12,7 @@ export const NOTIFY_URL_SCHEMA = {
   // Schemes are case-insensitive (RFC 3986 §3.1), as the server reads them.
   pattern: `^[Hh][Tt][Tt][Pp][Ss]?://${URL_AFTER_SCHEME_PATTERN}`,
   description:
-    'Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address',
+    'Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address, nor a name only a private network resolves (no dot, or under .localhost, .local, .home.arpa or .internal)',
 } as const;
 
 /**

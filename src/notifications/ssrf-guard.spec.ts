@@ -45,6 +45,30 @@ describe('destination checks', () => {
     expect(isForbiddenAddress(address)).toBe(false);
   });
 
+  it.each([
+    'http://localhost/n',
+    'http://ip6-localhost/n',
+    'http://vm:3000/n',
+    'http://receiver./n',
+    'https://app.localhost/n',
+    'https://printer.local/n',
+    'https://router.home.arpa/n',
+    'http://metadata.google.internal/computeMetadata/v1/',
+    'https://Billing.Corp.INTERNAL./n',
+  ])('refuses %s, a name only a private network resolves', (url) => {
+    expect(notifyUrlProblem(url, 'test', false)).toMatch(/private network/);
+    expect(notifyUrlProblem(url, 'test', true)).toBeNull();
+  });
+
+  it.each([
+    'https://merchant.example/n',
+    'https://local.example.com/n',
+    'https://internal.shop.co/n',
+    'https://x.io/n',
+  ])('allows %s: a public name, even one with a reserved word as one of its labels', (url) => {
+    expect(notifyUrlProblem(url, 'test', false)).toBeNull();
+  });
+
   it('wants https in live, accepts http in test, and is lifted by NOTIFY_ALLOW_PRIVATE_NETWORKS', () => {
     expect(notifyUrlProblem('http://merchant.example/n', 'live', false)).toMatch(/https/);
     expect(notifyUrlProblem('http://merchant.example/n', 'test', false)).toBeNull();

@@ -1,9 +1,9 @@
 /**
  * Which destinations a notification may reach (docs/notifications.md, "Server-side request
  * forgery"). At creation the URL's host is checked as written (IP literals in every
- * notation the URL parser normalises, and localhost names); at delivery the address that
- * DNS returned is checked at connect time, so a name that later resolves to a private
- * address (DNS rebinding) is caught too.
+ * notation the URL parser normalises, and the names of private networks); at delivery the
+ * address that DNS returned is checked at connect time, so a name that resolves to a
+ * private address, then or later (DNS rebinding), is caught too.
  */
 import { BlockList, isIP } from 'node:net';
 
@@ -92,10 +92,19 @@ function expandIpv6(address: string): number[] | null {
   return groups.length === 8 && groups.every((group) => Number.isInteger(group)) ? groups : null;
 }
 
-/** A host name that means this machine whatever DNS says. */
-function isLocalName(hostname: string): boolean {
+/**
+ * Names that lead only into a private network or to this machine, whatever DNS says: a
+ * name without a dot (`localhost`, `ip6-localhost`, a container's or an intranet host's
+ * name), which only the local hosts file or resolver's search list can resolve, and names
+ * under the domains reserved for such use: `.localhost` (RFC 6761), `.local` (mDNS, RFC
+ * 6762), `.home.arpa` (RFC 8375) and `.internal` (ICANN, 2024; cloud metadata services such
+ * as `metadata.google.internal`).
+ */
+const PRIVATE_NETWORK_DOMAINS = ['localhost', 'local', 'home.arpa', 'internal'];
+
+function isPrivateNetworkName(hostname: string): boolean {
   const name = hostname.toLowerCase().replace(/\.+$/, '');
-  return name === 'localhost' || name.endsWith('.localhost') || name === '';
+  return !name.includes('.') || PRIVATE_NETWORK_DOMAINS.some((domain) => name.endsWith(`.${domain}`));
 }
 
 /**
@@ -117,8 +126,11 @@ export function notifyUrlProblem(value: string, environment: 'test' | 'live', al
   }
   if (allowPrivate) return null;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) ? isForbiddenAddress(host) : isLocalName(host)) {
+  if (isIP(host) && isForbiddenAddress(host)) {
     return 'notify_url must not point to a loopback, private, link-local or reserved address';
+  }
+  if (!isIP(host) && isPrivateNetworkName(host)) {
+    return 'notify_url must not name a host of a private network (a name without a dot, or one under .localhost, .local, .home.arpa or .internal)';
   }
   return null;
 }

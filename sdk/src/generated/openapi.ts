@@ -755,7 +755,7 @@ export interface components {
             description?: string;
             /**
              * Format: uri
-             * @description Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address
+             * @description Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address, nor a name only a private network resolves (no dot, or under .localhost, .local, .home.arpa or .internal)
              * @example https://merchant.example/kukopay/notify
              */
             notify_url?: string;
@@ -844,7 +844,7 @@ export interface components {
             reason?: string;
             /**
              * Format: uri
-             * @description Where this refund's notifications go; default: its order's notify_url. Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address
+             * @description Where this refund's notifications go; default: its order's notify_url. Absolute https:// URL (http:// also in test mode), at most 2048 characters; never a private or loopback address, nor a name only a private network resolves (no dot, or under .localhost, .local, .home.arpa or .internal)
              * @example https://merchant.example/kukopay/notify
              */
             notify_url?: string;
