@@ -321,12 +321,10 @@ export class DeliveryQueue implements OnModuleInit, OnApplicationBootstrap, Befo
       const workerIds = [...new Set([...this.workerIds, ...this.attemptsRunning.keys()])];
       await this.leases.renew(workerIds);
       const now = performance.now();
-      this.leaseClock.renewed(now);
+      const unlockBeganBy = this.leaseClock.renewed(now);
       const recovered = this.heartbeatFailures.succeeded();
       if (recovered) this.logger.log(recovered);
-      if (this.leaseClock.mayUnlockOthers(now)) {
-        await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS, this.leaseClock.unlockBeganBy(now));
-      }
+      if (unlockBeganBy !== null) await this.leases.unlockJobsOfSilentWorkers(LEASE_SECONDS, unlockBeganBy);
       await this.leases.forgetExpired(LEASE_SECONDS);
       // Last: `now` above is when the lease was renewed, and a gap is measured from it. Run
       // before the gap bookkeeping, a renewal that hung through a freeze hid the gap, and the

@@ -6,46 +6,31 @@ const SECOND = 1000;
 const MINUTE = 60 * SECOND;
 const times = { leaseMs: 20 * SECOND, gapMs: 7.5 * SECOND, jobLocksEveryMs: 10 * MINUTE };
 
-/** A clock whose heartbeats renewed the lease at each of `at` (ms). */
-function renewedAt(...at: number[]): LeaseClock {
+/** Renews a new clock's lease at each of `at` (seconds); what the last renewal allows. */
+function renewedAt(...at: number[]): number | null {
   const clock = new LeaseClock(times);
-  for (const now of at) clock.renewed(now);
-  return clock;
+  let unlockBeganBy: number | null = null;
+  for (const seconds of at) unlockBeganBy = clock.renewed(seconds * SECOND);
+  return unlockBeganBy;
 }
 
 describe('LeaseClock', () => {
   it('lets a new instance unlock the jobs of others only after a whole lease of its own renewals', () => {
-    const clock = new LeaseClock(times);
-    expect(clock.mayUnlockOthers(0)).toBe(false);
-    for (const now of [0, 5, 10, 15].map((s) => s * SECOND)) {
-      clock.renewed(now);
-      expect(clock.mayUnlockOthers(now)).toBe(false);
-    }
-    clock.renewed(20 * SECOND);
-    expect(clock.mayUnlockOthers(20 * SECOND)).toBe(true);
+    expect(renewedAt(0)).toBeNull();
+    expect(renewedAt(0, 5, 10, 15)).toBeNull();
+    // …then within a gap of that renewal: a BEGIN answered later does nothing.
+    expect(renewedAt(0, 5, 10, 15, 20)).toBe(27.5 * SECOND);
   });
 
   it('starts the whole lease again after a gap between two renewals', () => {
-    const clock = renewedAt(0, 5 * SECOND, 10 * SECOND, 15 * SECOND, 20 * SECOND);
-    expect(clock.mayUnlockOthers(20 * SECOND)).toBe(true);
     // A renewal 7.6 s after the last one (a freeze of the network, failed heartbeats).
-    clock.renewed(27.6 * SECOND);
-    expect(clock.mayUnlockOthers(27.6 * SECOND)).toBe(false);
-    for (const now of [32.6, 37.6, 42.6].map((s) => s * SECOND)) {
-      clock.renewed(now);
-      expect(clock.mayUnlockOthers(now)).toBe(false);
-    }
-    clock.renewed(47.6 * SECOND);
-    expect(clock.mayUnlockOthers(47.6 * SECOND)).toBe(true);
+    expect(renewedAt(0, 5, 10, 15, 20, 27.6)).toBeNull();
+    expect(renewedAt(0, 5, 10, 15, 20, 27.6, 32.6, 37.6, 42.6)).toBeNull();
+    expect(renewedAt(0, 5, 10, 15, 20, 27.6, 32.6, 37.6, 42.6, 47.6)).toBe(55.1 * SECOND);
   });
 
   it('takes a late heartbeat within the gap as no gap', () => {
-    const clock = renewedAt(0, 7.5 * SECOND, 15 * SECOND, 20 * SECOND);
-    expect(clock.mayUnlockOthers(20 * SECOND)).toBe(true);
-  });
-
-  it('lets the unlocking transaction begin within a gap of the renewal it was judged on', () => {
-    expect(new LeaseClock(times).unlockBeganBy(100 * SECOND)).toBe(107.5 * SECOND);
+    expect(renewedAt(0, 7.5, 15, 20)).toBe(27.5 * SECOND);
   });
 
   it('renews the job locks at the first heartbeat, then once per period, a failed try counting as a try', () => {

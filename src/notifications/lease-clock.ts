@@ -5,7 +5,7 @@
  * virtual machine resumed) would hide a gap, and a clock passed in is one a test can move.
  */
 export interface LeaseTimes {
-  /** A worker silent for this long is dead; the jobs it holds are unlocked. */
+  /** How long a lease lasts (delivery-queue.ts): what an instance renews for before it unlocks others' jobs. */
   leaseMs: number;
   /**
    * Longer than this between two renewals is a gap (renewals that failed, or one that hung
@@ -18,39 +18,35 @@ export interface LeaseTimes {
 
 export class LeaseClock {
   /**
-   * Since when the lease has been renewed without a gap. An instance unlocks other pools'
-   * jobs only after a whole lease of its own renewals: after an outage, or a freeze of the
-   * network, every live instance's lease may be as old as it, and the first instance to
-   * get through would take the attempts the others still have in flight. A new instance
-   * too counts from its first renewal: it may have started as an outage ended (waiting for
-   * the database at start-up, or restarted by an orchestrator), before the live instances'
-   * next heartbeat.
+   * Since when the lease has been renewed without a gap: set by the first renewal. An
+   * instance unlocks other pools' jobs only after a whole lease of its own renewals: after
+   * an outage, or a freeze of the network, every live instance's lease may be as old as
+   * it, and the first instance to get through would take the attempts the others still
+   * have in flight.
    */
-  private renewingSince = Infinity;
-  /** When the lease was last renewed: never yet. */
+  private renewingSince = 0;
+  /**
+   * When the lease was last renewed: never yet, so the first renewal counts as one after a
+   * gap. A new instance too waits a whole lease: it may have started as an outage ended
+   * (waiting for the database at start-up, or restarted by an orchestrator), before the
+   * live instances' next heartbeat.
+   */
   private renewedAt = -Infinity;
   /** When the job locks' renewal was last tried: never, so the first heartbeat runs it. */
   private jobLocksTriedAt = -Infinity;
 
   constructor(private readonly times: LeaseTimes) {}
 
-  /** The lease was renewed at `now`. */
-  renewed(now: number): void {
+  /**
+   * The lease was renewed at `now`. Returns the moment (same clock) by which a transaction
+   * that unlocks the jobs of silent pools must have begun, or null while this instance may
+   * not unlock them yet: it has not renewed its own for a whole lease without a gap. One
+   * that began later may have begun after an outage this renewal did not see.
+   */
+  renewed(now: number): number | null {
     if (now - this.renewedAt > this.times.gapMs) this.renewingSince = now;
     this.renewedAt = now;
-  }
-
-  /** Whether the lease has been renewed for a whole lease without a gap, as of `now`. */
-  mayUnlockOthers(now: number): boolean {
-    return now - this.renewingSince >= this.times.leaseMs;
-  }
-
-  /**
-   * The latest moment at which the unlocking transaction, judged on `renewedAt`, may begin:
-   * one that began later may have begun after an outage that renewal did not see.
-   */
-  unlockBeganBy(renewedAt: number): number {
-    return renewedAt + this.times.gapMs;
+    return now - this.renewingSince >= this.times.leaseMs ? now + this.times.gapMs : null;
   }
 
   /**
