@@ -126,11 +126,12 @@ export function notifyUrlProblem(value: string, environment: 'test' | 'live', al
   }
   if (allowPrivate) return null;
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host) && isForbiddenAddress(host)) {
-    return 'notify_url must not point to a loopback, private, link-local or reserved address';
+  if (isIP(host)) {
+    return isForbiddenAddress(host)
+      ? 'notify_url must not point to a loopback, private, link-local or reserved address'
+      : null;
   }
-  if (!isIP(host) && isPrivateNetworkName(host)) {
-    return 'notify_url must not name a host of a private network (a name without a dot, or one under .localhost, .local, .home.arpa or .internal)';
-  }
-  return null;
+  return isPrivateNetworkName(host)
+    ? 'notify_url must not name a host of a private network (a name without a dot, or one under .localhost, .local, .home.arpa or .internal)'
+    : null;
 }
