@@ -353,6 +353,24 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
       expect(await eventRows(event.id)).toHaveLength(1);
     });
 
+    it('answers a repeat as a duplicate before reading its body: one whose body would be refused changes nothing', async () => {
+      const event = { id: newEventId(), type: 'merchant.greeted', created_at: new Date().toISOString(), data: {} };
+      expect((await deliverEvent(t, event).expect(200)).body.data.status).toBe('ignored');
+      const head = `{"id":"${event.id}","type":"payment.succeeded","created_at":"2026-11-29T08:00:00Z"`;
+      for (const body of [
+        `${head},"data":5}`,
+        `${head},"data":{"order_id":"\\u0000"}}`,
+        `${head},"data":${'{"a":'.repeat(40)}1${'}'.repeat(40)}}`,
+        `${head},"data":{}`,
+        '',
+      ]) {
+        const again = await deliver(t, { body, id: event.id });
+        expectSuccess(again, 200);
+        expect(again.body.data).toEqual({ received: true, duplicate: true });
+      }
+      expect(await eventRows(event.id)).toEqual([expect.objectContaining({ type: 'merchant.greeted', status: 'ignored' })]);
+    });
+
     it('takes 20 concurrent deliveries of one event as one', async () => {
       const order = await createOrder(t, merchant.testKey);
       const event = paymentSucceeded(order.id);

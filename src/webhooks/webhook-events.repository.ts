@@ -12,6 +12,11 @@ const CLAIM_EVENT: NamedStatement = {
          RETURNING 1`,
 };
 
+const EVENT_RECEIVED: NamedStatement = {
+  name: 'kuko_webhook_event_received',
+  text: 'SELECT 1 FROM webhook_events WHERE provider = $1 AND event_id = $2',
+};
+
 const RECORD_OUTCOME: NamedStatement = {
   name: 'kuko_record_webhook_outcome',
   text: `UPDATE webhook_events
@@ -27,6 +32,11 @@ export class WebhookEventsRepository {
   /** true: this transaction recorded the event first; false: it was received before. */
   async claim(provider: string, event: WebhookEvent): Promise<boolean> {
     return (await this.db.one(CLAIM_EVENT, [provider, event.id, event.type, event])) !== null;
+  }
+
+  /** Whether the event was received before (its row committed). */
+  async received(provider: string, eventId: string): Promise<boolean> {
+    return (await this.db.one(EVENT_RECEIVED, [provider, eventId])) !== null;
   }
 
   async recordOutcome(provider: string, eventId: string, outcome: EventOutcome): Promise<void> {

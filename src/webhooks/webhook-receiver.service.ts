@@ -39,6 +39,11 @@ export class WebhookReceiverService implements OnModuleInit {
     }
   }
 
+  /** Whether an event with this id came from this provider before (a committed delivery). */
+  receivedBefore(provider: string, eventId: string): Promise<boolean> {
+    return this.events.received(provider, eventId);
+  }
+
   /** `environments`: those of the secrets that signed the event; it may touch no other. */
   async receive(provider: string, event: WebhookEvent, environments: ReadonlySet<Environment>): Promise<ReceiveResult> {
     const handler = this.handlers.get(event.type);
