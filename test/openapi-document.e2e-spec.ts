@@ -143,18 +143,29 @@ describe('the OpenAPI document (/docs-json)', () => {
     );
   });
 
-  it('describes the notifications merchants receive: each type under webhooks, its object an Order or Refund', () => {
-    const types = ['order.paid', 'order.closed', 'refund.succeeded', 'refund.failed'];
-    expect(Object.keys(document.webhooks)).toEqual(types);
-    for (const item of Object.values<Json>(document.webhooks)) {
-      expect(item.post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Event' });
-    }
+  it('describes the notifications merchants receive: one schema per type, its object an Order or a Refund', () => {
+    const types = {
+      'order.paid': ['OrderPaidNotification', 'Order'],
+      'order.closed': ['OrderClosedNotification', 'Order'],
+      'refund.succeeded': ['RefundSucceededNotification', 'Refund'],
+      'refund.failed': ['RefundFailedNotification', 'Refund'],
+    };
+    expect(Object.keys(document.webhooks)).toEqual(Object.keys(types));
     const { schemas } = document.components;
-    expect(schemas.Event.properties.type.enum).toEqual(types);
-    expect(schemas.EventData.properties.object.oneOf).toEqual([
-      { $ref: '#/components/schemas/Order' },
-      { $ref: '#/components/schemas/Refund' },
-    ]);
+    for (const [type, [name, object]] of Object.entries(types)) {
+      const body = document.webhooks[type].post.requestBody.content['application/json'].schema;
+      expect(body).toEqual({ $ref: `#/components/schemas/${name}` });
+      expect(schemas[name].properties.type.enum).toEqual([type]);
+      expect(schemas[name].properties.data.properties.object.$ref).toBe(`#/components/schemas/${object}`);
+      expect(schemas[name].required).toEqual(expect.arrayContaining(['id', 'type', 'data']));
+    }
+    // The provider's inbound events keep their own schemas.
+    expect(schemas.RefundSucceededEvent.properties.data).toEqual({ $ref: '#/components/schemas/RefundSucceededData' });
+    expect(schemas.Event.oneOf).toEqual(
+      Object.values(types).map(([name]) => ({ $ref: `#/components/schemas/${name}` })),
+    );
+    expect(schemas.EventWithDelivery.allOf[0]).toEqual({ $ref: '#/components/schemas/Event' });
+    expect(schemas.EventWithDelivery.allOf[1].required).toEqual(['delivery']);
     const redeliver = document.paths['/v1/events/{id}/redeliver'].post.responses;
     expect(Object.keys(redeliver)).toContain('202');
     expect(redeliver['400'].content['application/json'].schema.allOf[1].properties.error.enum).toContain(

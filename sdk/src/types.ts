@@ -53,42 +53,23 @@ export interface RefundListParams extends PageParams {
 }
 
 /*
- * Merchant notifications (events). The document types `data.object` as `Order | Refund`
- * whatever the event's `type` (a `oneOf`), so the generated `Event` cannot narrow. The union
- * on `type` below is built from the generated schemas and is what lets
- * `event.type === 'order.paid'` narrow `event.data.object` to an Order.
+ * Merchant notifications (events). The document has one schema per event type, whose
+ * `data.object` is that type's object, so `event.type === 'order.paid'` narrows
+ * `event.data.object` to an Order.
  */
-
-type EventSchema = Schemas['Event'];
-
-export type EventType = EventSchema['type'];
-
-/** What every event carries besides its type and object. */
-type EventBase = Omit<EventSchema, 'type' | 'data'>;
-type EventData<T> = Omit<Schemas['EventData'], 'object'> & {
-  /** The order or refund exactly as its GET returned it when the event happened. */
-  object: T;
-};
-
-/**
- * One member per type (the conditional distributes over the union of types), so that
- * ruling types out narrows too: after `type === 'order.paid' || type === 'order.closed'`
- * is false, the event is a RefundEvent.
- */
-type EventOfType<T extends EventType> = T extends `order.${string}`
-  ? EventBase & { type: T; data: EventData<Order> }
-  : EventBase & { type: T; data: EventData<Refund> };
-
-export type OrderEvent = EventOfType<Extract<EventType, `order.${string}`>>;
-export type RefundEvent = EventOfType<Extract<EventType, `refund.${string}`>>;
 
 /** A merchant notification's body; narrow on `type` to get the object's type. */
-export type Event = OrderEvent | RefundEvent;
+export type Event = Schemas['Event'];
+
+export type EventType = Event['type'];
+
+export type OrderEvent = Extract<Event, { type: `order.${string}` }>;
+export type RefundEvent = Extract<Event, { type: `refund.${string}` }>;
 
 export type EventDelivery = Schemas['EventDelivery'];
 
 /** An event as `GET /v1/events/{id}` answers it: the notification plus its delivery state. */
-export type EventWithDelivery = Event & Omit<Schemas['EventWithDelivery'], keyof EventSchema>;
+export type EventWithDelivery = Schemas['EventWithDelivery'];
 
 /** One delivery attempt (`GET /v1/events/{id}/attempts`). */
 export type EventAttempt = Schemas['EventAttempt'];

@@ -1004,39 +1004,8 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        EventData: {
-            /** @description The order (order.*) or refund (refund.*) exactly as its GET returned it when the event happened */
-            object: components["schemas"]["Order"] | components["schemas"]["Refund"];
-        };
         /** @description A notification: what changed, with the object as its GET returned it then. Deduplicate by id. */
-        Event: {
-            /**
-             * @description Also the webhook-id header, the same on every attempt
-             * @example evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d
-             */
-            id: string;
-            /**
-             * @example event
-             * @enum {string}
-             */
-            object: "event";
-            /**
-             * @example order.paid
-             * @enum {string}
-             */
-            type: "order.paid" | "order.closed" | "refund.succeeded" | "refund.failed";
-            /**
-             * @example test
-             * @enum {string}
-             */
-            environment: "test" | "live";
-            /**
-             * Format: date-time
-             * @example 2026-09-21T08:01:00.000Z
-             */
-            created_at: string;
-            data: components["schemas"]["EventData"];
-        };
+        Event: components["schemas"]["OrderPaidNotification"] | components["schemas"]["OrderClosedNotification"] | components["schemas"]["RefundSucceededNotification"] | components["schemas"]["RefundFailedNotification"];
         /** @description The latest attempt to deliver the event. */
         EventAttemptSummary: {
             /**
@@ -1080,33 +1049,7 @@ export interface components {
             last_attempt: components["schemas"]["EventAttemptSummary"] | null;
         };
         /** @description A notification event and where its delivery stands. */
-        EventWithDelivery: {
-            /**
-             * @description Also the webhook-id header, the same on every attempt
-             * @example evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d
-             */
-            id: string;
-            /**
-             * @example event
-             * @enum {string}
-             */
-            object: "event";
-            /**
-             * @example order.paid
-             * @enum {string}
-             */
-            type: "order.paid" | "order.closed" | "refund.succeeded" | "refund.failed";
-            /**
-             * @example test
-             * @enum {string}
-             */
-            environment: "test" | "live";
-            /**
-             * Format: date-time
-             * @example 2026-09-21T08:01:00.000Z
-             */
-            created_at: string;
-            data: components["schemas"]["EventData"];
+        EventWithDelivery: components["schemas"]["Event"] & {
             delivery: components["schemas"]["EventDelivery"];
         };
         /** @description One attempt to deliver an event, scheduled or asked for. */
@@ -1149,6 +1092,134 @@ export interface components {
              * @example ok
              */
             response_body: string | null;
+        };
+        /** @description An order was paid: the `order.paid` notification. A notification: what changed, with the object as its GET returned it then. Deduplicate by id. */
+        OrderPaidNotification: {
+            /**
+             * @description Also the webhook-id header, the same on every attempt
+             * @example evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d
+             */
+            id: string;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @example order.paid
+             * @enum {string}
+             */
+            type: "order.paid";
+            /**
+             * @example test
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /**
+             * Format: date-time
+             * @example 2026-09-21T08:01:00.000Z
+             */
+            created_at: string;
+            data: {
+                /** @description The order exactly as its GET returned it when the event happened */
+                object: components["schemas"]["Order"];
+            };
+        };
+        /** @description An order was closed: the `order.closed` notification. A notification: what changed, with the object as its GET returned it then. Deduplicate by id. */
+        OrderClosedNotification: {
+            /**
+             * @description Also the webhook-id header, the same on every attempt
+             * @example evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d
+             */
+            id: string;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @example order.closed
+             * @enum {string}
+             */
+            type: "order.closed";
+            /**
+             * @example test
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /**
+             * Format: date-time
+             * @example 2026-09-21T08:01:00.000Z
+             */
+            created_at: string;
+            data: {
+                /** @description The order exactly as its GET returned it when the event happened */
+                object: components["schemas"]["Order"];
+            };
+        };
+        /** @description A refund succeeded: the `refund.succeeded` notification. A notification: what changed, with the object as its GET returned it then. Deduplicate by id. */
+        RefundSucceededNotification: {
+            /**
+             * @description Also the webhook-id header, the same on every attempt
+             * @example evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d
+             */
+            id: string;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @example refund.succeeded
+             * @enum {string}
+             */
+            type: "refund.succeeded";
+            /**
+             * @example test
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /**
+             * Format: date-time
+             * @example 2026-09-21T08:01:00.000Z
+             */
+            created_at: string;
+            data: {
+                /** @description The refund exactly as its GET returned it when the event happened */
+                object: components["schemas"]["Refund"];
+            };
+        };
+        /** @description A refund failed: the `refund.failed` notification. A notification: what changed, with the object as its GET returned it then. Deduplicate by id. */
+        RefundFailedNotification: {
+            /**
+             * @description Also the webhook-id header, the same on every attempt
+             * @example evt_6c1f0e9d8b7a4c3e2f1d0a9b8c7e6f5d
+             */
+            id: string;
+            /**
+             * @example event
+             * @enum {string}
+             */
+            object: "event";
+            /**
+             * @example refund.failed
+             * @enum {string}
+             */
+            type: "refund.failed";
+            /**
+             * @example test
+             * @enum {string}
+             */
+            environment: "test" | "live";
+            /**
+             * Format: date-time
+             * @example 2026-09-21T08:01:00.000Z
+             */
+            created_at: string;
+            data: {
+                /** @description The refund exactly as its GET returned it when the event happened */
+                object: components["schemas"]["Refund"];
+            };
         };
     };
     responses: never;
@@ -5683,7 +5754,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Event"];
+                "application/json": components["schemas"]["OrderPaidNotification"];
             };
         };
         responses: {
@@ -5712,7 +5783,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Event"];
+                "application/json": components["schemas"]["OrderClosedNotification"];
             };
         };
         responses: {
@@ -5741,7 +5812,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Event"];
+                "application/json": components["schemas"]["RefundSucceededNotification"];
             };
         };
         responses: {
@@ -5770,7 +5841,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["Event"];
+                "application/json": components["schemas"]["RefundFailedNotification"];
             };
         };
         responses: {
