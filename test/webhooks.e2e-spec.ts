@@ -368,7 +368,9 @@ describe('the webhook receiver (docs/webhooks.md)', () => {
         expectSuccess(again, 200);
         expect(again.body.data).toEqual({ received: true, duplicate: true });
       }
-      expect(await eventRows(event.id)).toEqual([expect.objectContaining({ type: 'merchant.greeted', status: 'ignored' })]);
+      expect(await eventRows(event.id)).toEqual([
+        expect.objectContaining({ type: 'merchant.greeted', status: 'ignored' }),
+      ]);
     });
 
     it('takes 20 concurrent deliveries of one event as one', async () => {
