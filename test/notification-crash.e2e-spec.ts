@@ -154,6 +154,44 @@ describe('notifications survive crashes (docs/notifications.md, "Guarantees")', 
     }
   }, 90000);
 
+  // Nest runs the shutdown hooks, which wait for the attempts, before it closes the HTTP
+  // server: the listener used to stay open, taking new writes, until the attempt ended.
+  it('stops taking connections at once on SIGTERM while a notification attempt still drains', async () => {
+    const t = await startTestApp({ ...NOTIFY_ENV, NOTIFY_WORKERS: 'off' });
+    const receiver = await startReceiver(() => ({ status: 200 }), 6000);
+    const server = await startServerProcess({
+      DATABASE_URL: t.db.url,
+      NOTIFY_ALLOW_PRIVATE_NETWORKS: 'true',
+      NOTIFY_TIMEOUT_MS: '20000',
+      SHUTDOWN_TIMEOUT_MS: '30000',
+    });
+    try {
+      const merchant = await createMerchant(t);
+      const [eventId] = await payOrders(t, merchant.testKey, receiver.url, 1);
+      await until(() => receiver.received.length === 1);
+      let exited = false;
+      void server.exited.then(() => (exited = true));
+      server.child.kill('SIGTERM');
+      // Within 3 s, while the attempt has 5 s more to wait for its answer.
+      await until(
+        () =>
+          fetch(`${server.url}/health`).then(
+            () => false,
+            () => true,
+          ),
+        3000,
+      );
+      expect(exited).toBe(false);
+      expect(await server.exited).toBe(0);
+      const { rows } = await t.db.pool.query('SELECT delivery_status FROM events WHERE id = $1', [eventId]);
+      expect(rows[0]).toEqual({ delivery_status: 'delivered' });
+    } finally {
+      await server.kill('SIGKILL');
+      await receiver.close();
+      await t.close();
+    }
+  }, 60000);
+
   // `npm run worker` waited for its attempt as long as NOTIFY_TIMEOUT_MS allows (up to
   // 120 s), past any orchestrator's grace period.
   it('npm run worker exits SHUTDOWN_TIMEOUT_MS after SIGTERM, cutting off an attempt that outlasts it', async () => {

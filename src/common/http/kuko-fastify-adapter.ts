@@ -49,6 +49,8 @@ declare module 'fastify' {
 export class KukoFastifyAdapter extends FastifyAdapter {
   /** What the HTTP server answers below Fastify (parser refusals, draining). */
   readonly connections: Connections;
+  /** Settles once the HTTP server has closed, every connection ended (beforeClose starts it). */
+  private serverClosed: Promise<void> | null = null;
 
   constructor({ requestTimeoutMs, absentRoutePrefixes = [] }: AdapterOptions) {
     // The parser's refusals need the connections, which exist only once the server does.
@@ -177,6 +179,27 @@ export class KukoFastifyAdapter extends FastifyAdapter {
       if ((body as Buffer).length === 0) done(null, undefined);
       else done(notJsonBody(), undefined);
     });
+  }
+
+  /**
+   * Nest's first step of app.close(), before the shutdown hooks, which wait for the
+   * notification attempts and a purge in flight (up to NOTIFY_TIMEOUT_MS): the listener
+   * closes and the connections drain now, rather than once those hooks end, so a stopping
+   * instance takes no new request meanwhile and its port is free for its successor. The
+   * rest of the close waits for the connections to end.
+   */
+  override beforeClose(): void {
+    super.beforeClose();
+    this.connections.drain();
+    const server = this.getInstance().server;
+    // Called again by Fastify's close, which then finds it closed (ERR_SERVER_NOT_RUNNING,
+    // which it takes as closed) and no longer waits: close() waits for this instead.
+    this.serverClosed ??= new Promise((resolve) => server.close(() => resolve()));
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    await this.serverClosed;
   }
 
   override reply(response: FastifyReply, body: unknown, statusCode?: number) {
