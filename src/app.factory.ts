@@ -22,7 +22,13 @@ export async function createApp(options: AppModuleOptions): Promise<NestFastifyA
     requestTimeoutMs: options.config.requestTimeoutMs,
     absentRoutePrefixes: options.config.adminToken ? [] : [ADMIN_ROUTE_PREFIX],
   });
-  logRequests(adapter.getInstance(), adapter.connections, logger);
+  const { adminToken, metricsToken } = options.config;
+  logRequests(
+    adapter.getInstance(),
+    adapter.connections,
+    logger,
+    [adminToken, metricsToken].filter((token) => token !== null),
+  );
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(options), adapter, {
     logger: new NestPinoLogger(logger),
     // KukoFastifyAdapter has the one JSON parser (raw bytes kept for webhooks).

@@ -29,6 +29,13 @@ describe('structured logs (docs/operations.md)', () => {
         .expect(201);
       // A confused client puts its key in the query string: refused, and not logged.
       await request(server.url).get(`/v1/orders?limit=2&api_key=${testKey}`).set('X-Api-Key', testKey).expect(400);
+      // Or pastes it, or the admin token, where an id goes.
+      await request(server.url).get(`/v1/orders/${testKey}`).set('X-Api-Key', testKey).expect(404);
+      await request(server.url).get(`/v1/orders?out_trade_no=${testKey}`).set('X-Api-Key', testKey).expect(404);
+      await request(server.url)
+        .get('/v1/admin/merchants/logging-admin-token-0123456789')
+        .set('Authorization', 'Bearer logging-admin-token-0123456789')
+        .expect(404);
       await server.kill('SIGTERM');
 
       const lines = server.stdout.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -52,6 +59,8 @@ describe('structured logs (docs/operations.md)', () => {
         url: '/v1/orders?limit=2&api_key=[redacted]',
         error: 'parameter_unknown',
       });
+
+      expect(completed.find((line) => line.status === 404)).toMatchObject({ url: '/v1/orders/kuko_test_[redacted]' });
 
       const everything = server.stdout.join('\n');
       expect(everything).not.toContain(testKey);

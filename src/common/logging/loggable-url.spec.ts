@@ -23,4 +23,27 @@ describe('loggableUrl', () => {
     expect(loggableUrl('/v1/orders/x@y')).toBe('/v1/orders/x@y');
     expect(loggableUrl('http://host/v1/orders/x@y')).toBe('http://host/v1/orders/x@y');
   });
+
+  it('redacts an API key or a webhook secret wherever it is in the target, by its form', () => {
+    const key = 'kuko_test_plVffuPKrMPN0_6zuX_UPGGgLATreVtV';
+    expect(loggableUrl(`/v1/orders/${key}`)).toBe('/v1/orders/kuko_test_[redacted]');
+    expect(loggableUrl(`/v1/orders/%ZZ${key}/refunds`)).toBe('/v1/orders/%ZZkuko_test_[redacted]/refunds');
+    expect(loggableUrl('/v1/KUKO%5FLIVE%5Fabc%2Ddef')).toBe('/v1/KUKO%5FLIVE%5F[redacted]');
+    expect(loggableUrl(`${key}:443`)).toBe('kuko_test_[redacted]:443');
+    expect(loggableUrl(`/v1/orders?out_trade_no=${key}&limit=2`)).toBe(
+      '/v1/orders?out_trade_no=kuko_test_[redacted]&limit=2',
+    );
+    expect(loggableUrl('/v1/webhooks/whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw')).toBe('/v1/webhooks/whsec_[redacted]');
+    expect(loggableUrl('/v1/orders/ord_0123456789abcdef0123456789abcdef')).toBe(
+      '/v1/orders/ord_0123456789abcdef0123456789abcdef',
+    );
+  });
+
+  it('redacts the configured tokens wherever they are, as sent or percent-encoded', () => {
+    const secrets = ['admin-token-0123456789', 'metrics/token#0123456789'];
+    expect(loggableUrl('/v1/admin/merchants/admin-token-0123456789', secrets)).toBe('/v1/admin/merchants/[redacted]');
+    expect(loggableUrl('/v1/admin/merchants?admin-token-0123456789', secrets)).toBe('/v1/admin/merchants?[redacted]');
+    expect(loggableUrl('/metrics/metrics%2Ftoken%230123456789', secrets)).toBe('/metrics/[redacted]');
+    expect(loggableUrl('/v1/admin/merchants?limit=1', secrets)).toBe('/v1/admin/merchants?limit=1');
+  });
 });

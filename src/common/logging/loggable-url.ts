@@ -19,16 +19,30 @@ const USERINFO = /^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^/?#]*@/;
 const PLAIN_NAME = /^[A-Za-z0-9_.-]{1,32}$/;
 
 /**
+ * Credentials by their form, wherever they are: an API key (`kuko_test_…`, `kuko_live_…`)
+ * and a Standard Webhooks secret (`whsec_…`, base64, so up to the next character base64
+ * has not), their underscores also percent-encoded. The prefix stays, so the line still
+ * says which kind was sent.
+ */
+const CREDENTIALS = /(kuko(?:_|%5f)(?:test|live)(?:_|%5f))[A-Za-z0-9_%-]+|(whsec(?:_|%5f))[A-Za-z0-9%+/=]+/gi;
+
+/**
  * A request target as it is logged: the path as sent, and of the query string only what
  * the API declares. A confused client sends `?api_key=kuko_live_…` (answered 400
  * `parameter_unknown`); that value, or a key pasted as a name, must not reach the logs.
  * An undeclared parameter keeps its name when it is a plain short one, so the line still
  * says what was sent. The userinfo of an absolute-form target (`http://user:key@host/…`)
- * is redacted too.
+ * is redacted too. A credential pasted anywhere else (a key sent as an order id, a
+ * secret in a declared parameter) is redacted by its form, and `secrets` (the configured
+ * tokens, which have none) wherever they occur as sent.
  */
-export function loggableUrl(sent: string): string {
+export function loggableUrl(sent: string, secrets: readonly string[] = []): string {
   // An absolute-form target (a client behind a forward proxy) may carry user:password@.
-  const url = sent.replace(USERINFO, `$1${REDACTED}@`);
+  let url = sent.replace(USERINFO, `$1${REDACTED}@`);
+  for (const secret of secrets) {
+    url = url.replaceAll(secret, REDACTED).replaceAll(encodeURIComponent(secret), REDACTED);
+  }
+  url = url.replace(CREDENTIALS, (_, key?: string, secret?: string) => `${key ?? secret}${REDACTED}`);
   const start = url.indexOf('?');
   if (start === -1) return url;
   const query = url

@@ -20,14 +20,21 @@ export function addLogFields(request: FastifyRequest, fields: RequestLogFields):
 /**
  * One structured line per request when its response is finished: request id, route,
  * status, duration and what the request gathered. Headers and bodies are not logged, nor
- * the values of undeclared query parameters, so API keys, tokens and webhook signatures
- * cannot leak.
+ * the values of undeclared query parameters, nor a credential anywhere in the URL
+ * (loggableUrl), so API keys, tokens and webhook signatures cannot leak.
  */
-export function logRequests(fastify: FastifyInstance, connections: Connections, logger: Logger): void {
+/** `secrets`: the configured tokens (admin, metrics), never logged even when sent in a URL. */
+export function logRequests(
+  fastify: FastifyInstance,
+  connections: Connections,
+  logger: Logger,
+  secrets: readonly string[] = [],
+): void {
+  const logged = (url: string) => loggableUrl(url, secrets);
   // Requests the HTTP parser refused: no route and no duration, but the answer all the same.
   connections.onRawAnswer(({ requestId, method, url, status, error }) =>
     logger[levelOf(status, { error })](
-      { request_id: requestId, method, url: url === null ? null : loggableUrl(url), status, error },
+      { request_id: requestId, method, url: url === null ? null : logged(url), status, error },
       'request completed',
     ),
   );
@@ -37,7 +44,7 @@ export function logRequests(fastify: FastifyInstance, connections: Connections, 
       {
         request_id: request.id,
         method: request.method,
-        url: loggableUrl(request.url),
+        url: logged(request.url),
         status,
         duration_ms: Math.round(reply.elapsedTime * 10) / 10,
         ...request.logFields,
