@@ -3,13 +3,13 @@
 // into bench/peer/node_modules on first use (never by the root `npm ci`), started as a
 // child process beside the server, on the same database, and stopped at the end (it then
 // deletes the keys it stored in Redis). docs/benchmarks.md describes it.
-const { execFileSync, spawn } = require('node:child_process');
+const { execFileSync } = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const { closeSync, existsSync, openSync, statSync } = require('node:fs');
 const { connect: tcpConnect } = require('node:net');
 const { join } = require('node:path');
 const { freePort } = require('../../dist/database/embedded-postgres.js');
-const { startFlags, stop, waitForLine } = require('./server');
+const { spawnWrapped, startFlags, stop, waitForLine } = require('./server');
 
 const PEER = join(__dirname, '..', 'peer');
 
@@ -49,11 +49,11 @@ function redisAnswers(url) {
   });
 }
 
-async function startPeer({ databaseUrl, storage, redisUrl, logFile, cleanup }) {
+async function startPeer({ databaseUrl, storage, redisUrl, logFile, cleanup, wrapper = [], startTimeoutMs = 60_000 }) {
   const port = await freePort();
   const keyPrefix = `kuko-bench-peer-${randomBytes(4).toString('hex')}`;
   const log = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...startFlags(), join(PEER, 'main.js')], {
+  const child = spawnWrapped(wrapper, [...startFlags(), join(PEER, 'main.js')], {
     cwd: PEER,
     env: {
       PATH: process.env.PATH,
@@ -69,8 +69,8 @@ async function startPeer({ databaseUrl, storage, redisUrl, logFile, cleanup }) {
   closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', resolve));
   cleanup.push('the peer app', () => stop(child, exited));
-  await waitForLine(logFile, 'Listening on', child, 60_000);
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid, storage, keyPrefix };
+  await waitForLine(logFile, 'Listening on', child, startTimeoutMs);
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, storage, keyPrefix, stop: () => stop(child, exited) };
 }
 
 module.exports = { ensurePeerInstalled, redisAnswers, startPeer };

@@ -23,12 +23,16 @@ function startFlags() {
   return words.slice(2, -1);
 }
 
-async function startServer({ databaseUrl, logFile, cleanup, env = {} }) {
+/**
+ * `wrapper`: a command the server runs under (`valgrind --tool=callgrind …`), given node's
+ * path and arguments; `startTimeoutMs` for the start under it.
+ */
+async function startServer({ databaseUrl, logFile, cleanup, env = {}, wrapper = [], startTimeoutMs = 60_000 }) {
   const port = await freePort();
   const adminToken = `bench_admin_${randomBytes(16).toString('hex')}`;
   const webhookSecret = `whsec_${randomBytes(24).toString('base64')}`;
   const log = openSync(logFile, 'w');
-  const child = spawn(process.execPath, [...startFlags(), join(ROOT, 'dist', 'main.js')], {
+  const child = spawnWrapped(wrapper, [...startFlags(), join(ROOT, 'dist', 'main.js')], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -51,10 +55,23 @@ async function startServer({ databaseUrl, logFile, cleanup, env = {} }) {
   const exited = new Promise((resolve) => child.once('exit', resolve));
   cleanup.push('the API server', () => stop(child, exited));
 
-  await waitForLine(logFile, 'Listening on', child, 60_000);
+  await waitForLine(logFile, 'Listening on', child, startTimeoutMs);
   const url = `http://127.0.0.1:${port}`;
   const merchant = await createMerchant(url, adminToken);
-  return { url, pid: child.pid, webhookSecret, merchantId: merchant.id, apiKey: merchant.api_keys.test };
+  return {
+    url,
+    pid: child.pid,
+    webhookSecret,
+    merchantId: merchant.id,
+    apiKey: merchant.api_keys.test,
+    stop: () => stop(child, exited),
+  };
+}
+
+/** node with `args`, or under `wrapper` (which is then given node's path first). */
+function spawnWrapped(wrapper, args, options) {
+  if (wrapper.length === 0) return spawn(process.execPath, args, options);
+  return spawn(wrapper[0], [...wrapper.slice(1), process.execPath, ...args], options);
 }
 
 /** Polls the log file (the child writes to it directly, costing the bench no CPU). */
@@ -98,4 +115,4 @@ function tail(text, lines = 20) {
   return text.trimEnd().split('\n').slice(-lines).join('\n');
 }
 
-module.exports = { startFlags, startServer, stop, waitForLine };
+module.exports = { startFlags, startServer, spawnWrapped, stop, waitForLine };
