@@ -21,9 +21,9 @@ export function addLogFields(request: FastifyRequest, fields: RequestLogFields):
  * One structured line per request when its response is finished: request id, route,
  * status, duration and what the request gathered. Headers and bodies are not logged, nor
  * the values of undeclared query parameters, nor a credential anywhere in the URL
- * (loggableUrl), so API keys, tokens and webhook signatures cannot leak.
+ * (loggableUrl; `secrets`: the configured admin and metrics tokens), so API keys, tokens
+ * and webhook signatures cannot leak.
  */
-/** `secrets`: the configured tokens (admin, metrics), never logged even when sent in a URL. */
 export function logRequests(
   fastify: FastifyInstance,
   connections: Connections,

@@ -53,8 +53,8 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 /**
  * One schema per event type, its `type` that one value and its `data.object` that type's
  * object, and the generated schema made the `oneOf` of them, so that a generated client
- * narrows the object by the type without a cast. The schemas
- * generated as the event plus more properties become `allOf` the event and those.
+ * narrows the object by the type without a cast. The schemas generated as the event plus
+ * more properties become `allOf` the event and those.
  */
 function splitByType(
   document: OpenAPIObject,
