@@ -70,7 +70,8 @@ async function startPeer({ databaseUrl, storage, redisUrl, logFile, cleanup, wra
   const exited = new Promise((resolve) => child.once('exit', resolve));
   cleanup.push('the peer app', () => stop(child, exited));
   await waitForLine(logFile, 'Listening on', child, startTimeoutMs);
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid, storage, keyPrefix, stop: () => stop(child, exited) };
+  const stopNow = () => stop(child, exited, wrapper.length > 0 ? 120_000 : 10_000);
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, storage, keyPrefix, stop: stopNow };
 }
 
 module.exports = { ensurePeerInstalled, redisAnswers, startPeer };

@@ -64,7 +64,8 @@ async function startServer({ databaseUrl, logFile, cleanup, env = {}, wrapper = 
     webhookSecret,
     merchantId: merchant.id,
     apiKey: merchant.api_keys.test,
-    stop: () => stop(child, exited),
+    // Under a wrapper the stop is slower, and what the wrapper says at exit is wanted.
+    stop: () => stop(child, exited, wrapper.length > 0 ? 120_000 : 10_000),
   };
 }
 
@@ -102,11 +103,11 @@ async function createMerchant(url, adminToken) {
   return JSON.parse(body).data;
 }
 
-/** SIGTERM (the server drains and exits), SIGKILL if it has not exited within 10 s. */
-async function stop(child, exited) {
+/** SIGTERM (the server drains and exits), SIGKILL if it has not exited within `killAfterMs`. */
+async function stop(child, exited, killAfterMs = 10_000) {
   if (child.exitCode !== null || child.signalCode !== null) return;
   child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   await exited;
   clearTimeout(timer);
 }
