@@ -41,7 +41,10 @@ describe('the @kukopay/node package', () => {
   it('packs its two builds, their declarations and the README, and nothing else', async () => {
     const npm = process.env.npm_execpath;
     const [file, args] = npm ? [process.execPath, [npm]] : ['npm', []];
-    const [pack] = JSON.parse(await run(file, [...args, 'pack', '--dry-run', '--json', '-w', 'sdk']));
+    // --ignore-scripts: the package's prepack rebuilds it, deleting sdk/dist first, under the
+    // suites running beside this one that load the client from there.
+    const packArgs = ['pack', '--dry-run', '--json', '--ignore-scripts', '-w', 'sdk'];
+    const [pack] = JSON.parse(await run(file, [...args, ...packArgs]));
     const paths: string[] = pack.files.map((f: { path: string }) => f.path);
     expect(paths.filter((p) => !/^dist\/(esm|cjs)\//.test(p)).sort()).toEqual(['README.md', 'package.json']);
     for (const dir of ['esm', 'cjs']) {
