@@ -1,4 +1,4 @@
-import { loggableUrl } from './loggable-url';
+import { loggableUrl, urlRedactor } from './loggable-url';
 
 describe('loggableUrl', () => {
   it('keeps a path and the declared query parameters as sent', () => {
@@ -40,10 +40,14 @@ describe('loggableUrl', () => {
   });
 
   it('redacts the configured tokens wherever they are, as sent or percent-encoded', () => {
-    const secrets = ['admin-token-0123456789', 'metrics/token#0123456789'];
-    expect(loggableUrl('/v1/admin/merchants/admin-token-0123456789', secrets)).toBe('/v1/admin/merchants/[redacted]');
-    expect(loggableUrl('/v1/admin/merchants?admin-token-0123456789', secrets)).toBe('/v1/admin/merchants?[redacted]');
-    expect(loggableUrl('/metrics/metrics%2Ftoken%230123456789', secrets)).toBe('/metrics/[redacted]');
-    expect(loggableUrl('/v1/admin/merchants?limit=1', secrets)).toBe('/v1/admin/merchants?limit=1');
+    const loggable = urlRedactor(['admin-token-0123456789', 'metrics/token#0123456789']);
+    expect(loggable('/v1/admin/merchants/admin-token-0123456789')).toBe('/v1/admin/merchants/[redacted]');
+    expect(loggable('/v1/admin/merchants?admin-token-0123456789')).toBe('/v1/admin/merchants?[redacted]');
+    expect(loggable('/metrics/metrics%2Ftoken%230123456789')).toBe('/metrics/[redacted]');
+    expect(loggable('/v1/admin/merchants?limit=1')).toBe('/v1/admin/merchants?limit=1');
+    // A token is matched as text, not as a pattern.
+    const dotted = urlRedactor(['tok.en+0123456789(x)']);
+    expect(dotted('/v1/tok.en+0123456789(x)/a')).toBe('/v1/[redacted]/a');
+    expect(dotted('/v1/tokXen0123456789x/a')).toBe('/v1/tokXen0123456789x/a');
   });
 });

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import type { Connections } from '../http/connections';
 import { levelOf } from './error-fields';
-import { loggableUrl } from './loggable-url';
+import { urlRedactor } from './loggable-url';
 
 /** Fields a request gathers as it is served (merchant, idempotency outcome …). */
 export type RequestLogFields = Record<string, string | number | boolean | null>;
@@ -21,7 +21,7 @@ export function addLogFields(request: FastifyRequest, fields: RequestLogFields):
  * One structured line per request when its response is finished: request id, route,
  * status, duration and what the request gathered. Headers and bodies are not logged, nor
  * the values of undeclared query parameters, nor a credential anywhere in the URL
- * (loggableUrl; `secrets`: the configured admin and metrics tokens), so API keys, tokens
+ * (urlRedactor; `secrets`: the configured admin and metrics tokens), so API keys, tokens
  * and webhook signatures cannot leak.
  */
 export function logRequests(
@@ -30,7 +30,7 @@ export function logRequests(
   logger: Logger,
   secrets: readonly string[] = [],
 ): void {
-  const logged = (url: string) => loggableUrl(url, secrets);
+  const logged = urlRedactor(secrets);
   // Requests the HTTP parser refused: no route and no duration, but the answer all the same.
   connections.onRawAnswer(({ requestId, method, url, status, error }) =>
     logger[levelOf(status, { error })](
