@@ -118,6 +118,12 @@ export class KukoFastifyAdapter extends FastifyAdapter {
     // and the write would commit unanswered. The connection ends after that answer. (The
     // switch is Node's own, read by its HTTP server since 0.x, though not in its types.)
     (fastify.server as { httpAllowHalfOpen?: boolean }).httpAllowHalfOpen = true;
+    // Also here, not only in beforeClose: Fastify may be closed without Nest (a test of the
+    // adapter alone); drain() twice changes nothing more.
+    fastify.addHook('preClose', (done) => {
+      this.connections.drain();
+      done();
+    });
     fastify.addHook('onRequest', async (request, reply) => {
       reply.header(REQUEST_ID_HEADER, request.id);
       // Pipelined behind an answer that closed the connection, or on a connection reset
@@ -182,8 +188,7 @@ export class KukoFastifyAdapter extends FastifyAdapter {
    * notification attempts and a purge in flight (up to NOTIFY_TIMEOUT_MS): the listener
    * closes and the connections drain now, rather than once those hooks end, so a stopping
    * instance takes no new request meanwhile and its port is free for its successor. The
-   * rest of the close waits for the connections to end. The one place the drain starts:
-   * Nest calls this before every close of the application.
+   * rest of the close waits for the connections to end.
    */
   override beforeClose(): void {
     super.beforeClose();
