@@ -9,10 +9,11 @@
  */
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
+import { DomainError } from '../common/errors/domain-error';
 import type { Environment } from '../domain/environment';
 import { Db } from '../database/db';
 import { applyWithinEnvironments } from './environment-scope';
-import { WebhookEvent } from './webhook-event';
+import { parseWebhookEvent, WebhookEvent } from './webhook-event';
 import { EventOutcome, HandlesWebhookEvents, orderTenant, WebhookEventHandler } from './webhook-event-handler';
 import { WebhookEventsRepository } from './webhook-events.repository';
 
@@ -39,9 +40,28 @@ export class WebhookReceiverService implements OnModuleInit {
     }
   }
 
-  /** Whether an event with this id came from this provider before (a committed delivery). */
-  receivedBefore(provider: string, eventId: string): Promise<boolean> {
-    return this.events.received(provider, eventId);
+  /**
+   * A signed body (its text), parsed and received; `type` null when it was no event. A body
+   * refused as no event is still a repeat when its webhook-id was received before: an id
+   * names one event, so the repeat is answered duplicate whatever its body
+   * (docs/webhooks.md). The lookup is made only for a refused body.
+   */
+  async receiveSigned(
+    provider: string,
+    webhookId: string,
+    text: string,
+    environments: ReadonlySet<Environment>,
+  ): Promise<{ type: string | null; result: ReceiveResult }> {
+    let event: WebhookEvent;
+    try {
+      event = parseWebhookEvent(text, webhookId);
+    } catch (refusal) {
+      if (refusal instanceof DomainError && (await this.events.received(provider, webhookId))) {
+        return { type: null, result: { duplicate: true } };
+      }
+      throw refusal;
+    }
+    return { type: event.type, result: await this.receive(provider, event, environments) };
   }
 
   /** `environments`: those of the secrets that signed the event; it may touch no other. */

@@ -8,10 +8,8 @@ import { ApiErrors, ApiStandardErrors } from '../common/openapi/api-errors.decor
 import { ApiData } from '../common/openapi/api-success.decorator';
 import type { AppConfig } from '../config/app-config';
 import { APP_CONFIG } from '../config/config.module';
-import type { Environment } from '../domain/environment';
-import { parseWebhookEvent, WebhookEvent } from './webhook-event';
 import { ApiProviderEvent, WebhookReceiptSchema } from './webhook.schemas';
-import { ReceiveResult, WebhookReceiverService } from './webhook-receiver.service';
+import { WebhookReceiverService } from './webhook-receiver.service';
 import { verifyWebhookSignature } from './webhook-signature';
 
 /** Seconds a provider should wait while webhooks are not configured (docs/webhooks.md). */
@@ -53,7 +51,7 @@ export class WebhooksController {
 
     const raw = request.rawBody ?? Buffer.alloc(0);
     const { webhookId, text, environments } = verifyWebhookSignature(verifiers, raw, request.headers);
-    const { type, result } = await this.receiveBody(provider, webhookId, text, environments);
+    const { type, result } = await this.receiver.receiveSigned(provider, webhookId, text, environments);
 
     addLogFields(request, {
       webhook_provider: provider,
@@ -67,28 +65,5 @@ export class WebhooksController {
         ? { received: true, duplicate: true }
         : { received: true, duplicate: false, status: result.outcome.status },
     );
-  }
-
-  /**
-   * The signed body parsed and received. A body refused as no event is still a repeat when
-   * its webhook-id was received before: an id names one event, so the repeat is answered
-   * duplicate whatever its body (docs/webhooks.md).
-   */
-  private async receiveBody(
-    provider: string,
-    webhookId: string,
-    text: string,
-    environments: ReadonlySet<Environment>,
-  ): Promise<{ type: string | null; result: ReceiveResult }> {
-    let event: WebhookEvent;
-    try {
-      event = parseWebhookEvent(text, webhookId);
-    } catch (refusal) {
-      if (refusal instanceof DomainError && (await this.receiver.receivedBefore(provider, webhookId))) {
-        return { type: null, result: { duplicate: true } };
-      }
-      throw refusal;
-    }
-    return { type: event.type, result: await this.receiver.receive(provider, event, environments) };
   }
 }
