@@ -52,12 +52,8 @@ export class EventSchema implements EventObject {
   @ApiProperty({ ...TIME, example: '2026-09-21T08:01:00.000Z' })
   created_at!: string;
 
-  /** Written per type in the document (addNotificationWebhooks: one schema per type, its object's). */
-  @ApiProperty({
-    type: 'object',
-    additionalProperties: true,
-    description: 'The order (order.*) or refund (refund.*) exactly as its GET returned it when the event happened',
-  })
+  /** Written per type in the document, with its type's object (addNotificationWebhooks). */
+  @ApiProperty({ type: 'object', additionalProperties: true })
   data!: { object: unknown };
 }
 
