@@ -11,7 +11,8 @@
  * Each process runs under `valgrind --tool=callgrind` (Debian's `valgrind`) with counting
  * off, takes a warm-up of WARM creates (10,000: with fewer, V8's optimising compiler is
  * still at work and its instructions are counted too), then COUNT creates with counting
- * on, one at a time on each of 10 keep-alive connections; it then stops and valgrind says
+ * on (autocannon, one at a time on each of 10 keep-alive connections, as the bench's
+ * create scenarios send them); it then stops and valgrind says
  * what it counted.
  * Keyed creates send a new Idempotency-Key each; the peer stores its keys in Redis at
  * BENCH_REDIS_URL (`redis://127.0.0.1:6379`). Takes 5-8 minutes.
@@ -23,14 +24,16 @@
  */
 'use strict';
 const { execFileSync, spawnSync } = require('node:child_process');
-const { randomUUID } = require('node:crypto');
+const { randomBytes } = require('node:crypto');
 const { mkdirSync, readFileSync, rmSync } = require('node:fs');
-const http = require('node:http');
 const { join } = require('node:path');
 const { Cleanup } = require('./lib/cleanup');
 const { openDatabase } = require('./lib/database');
+const { runHttp } = require('./lib/load');
 const { ensurePeerInstalled, redisAnswers, startPeer } = require('./lib/peer');
+const { createOrderRequest } = require('./lib/scenarios');
 const { startServer } = require('./lib/server');
+const { Tally } = require('./lib/stats');
 
 const { readCommandLine, refuseArguments } = require('../dist/config/command-line.js');
 
@@ -115,9 +118,9 @@ async function count(target, databaseUrl, apiKey, cleanup) {
     : await startServer(options);
   const keyed = target.endsWith('-key');
   try {
-    await creates(app.url, apiKey, keyed, WARM, `${target}-w`);
+    await creates(app.url, apiKey, keyed, WARM);
     callgrindControl('-i', 'on', app.pid);
-    await creates(app.url, apiKey, keyed, COUNT, `${target}-c`);
+    await creates(app.url, apiKey, keyed, COUNT);
     callgrindControl('-i', 'off', app.pid);
   } finally {
     await app.stop();
@@ -133,33 +136,17 @@ function callgrindControl(...args) {
   execFileSync('callgrind_control', args.map(String), { stdio: 'ignore', timeout: 60_000 });
 }
 
-/** `total` order creates, `CONNECTIONS` at a time on keep-alive connections; each must answer 201. */
-async function creates(url, apiKey, keyed, total, tag) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const { hostname, port } = new URL(url);
-  let next = 0;
-  const one = (index) =>
-    new Promise((resolve, reject) => {
-      const body = JSON.stringify({ out_trade_no: `I${tag}_${index}`, amount: 2990, currency: 'USD', subject: 'Plan' });
-      const headers = { 'content-type': 'application/json', 'x-api-key': apiKey };
-      if (keyed) headers['idempotency-key'] = randomUUID();
-      const request = http.request(
-        { host: hostname, port, path: '/v1/orders', method: 'POST', headers, agent },
-        (res) => {
-          res.resume();
-          res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`answered ${res.statusCode}`))));
-        },
-      );
-      request.on('error', reject);
-      request.end(body);
-    });
-  const worker = async () => {
-    while (next < total) await one(next++);
-  };
-  try {
-    await Promise.all(Array.from({ length: CONNECTIONS }, worker));
-  } finally {
-    agent.destroy();
+/**
+ * `amount` creates, as the bench's create scenarios send them (one in flight on each of
+ * CONNECTIONS keep-alive connections); every answer must be 201.
+ */
+async function creates(url, apiKey, keyed, amount) {
+  const tally = new Tally();
+  const ctx = { server: { apiKey }, tag: `I${randomBytes(3).toString('hex')}` };
+  const request = createOrderRequest(ctx, keyed, tally);
+  const run = await runHttp({ url, connections: CONNECTIONS, amount, request, expectStatus: 201, tally });
+  if (run.unexpected + run.errors + run.timeouts > 0) {
+    throw new Error(`creates answered otherwise than 201: ${JSON.stringify(run.statuses)} ${run.problems.join('; ')}`);
   }
 }
 

@@ -5,14 +5,17 @@
 const autocannon = require('autocannon');
 const { summarize } = require('./stats');
 
-/** `until`: a promise that ends the run early when it settles (e.g. a purge finishing). */
-async function runHttp({ url, connections, seconds, request, expectStatus, tally, until }) {
+/**
+ * `until`: a promise that ends the run early when it settles (e.g. a purge finishing).
+ * `amount`: exactly this many requests instead of `seconds` of them.
+ */
+async function runHttp({ url, connections, seconds, amount, request, expectStatus, tally, until }) {
   const latencies = [];
   let completed = 0;
   const instance = autocannon({
     url,
     connections,
-    duration: seconds,
+    ...(amount === undefined ? { duration: seconds } : { amount }),
     timeout: 10,
     requests: [request],
   });

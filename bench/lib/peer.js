@@ -9,7 +9,7 @@ const { closeSync, existsSync, openSync, statSync } = require('node:fs');
 const { connect: tcpConnect } = require('node:net');
 const { join } = require('node:path');
 const { freePort } = require('../../dist/database/embedded-postgres.js');
-const { spawnWrapped, startFlags, stop, waitForLine } = require('./server');
+const { spawnWrapped, startFlags, stop, stopTimeoutMs, waitForLine } = require('./server');
 
 const PEER = join(__dirname, '..', 'peer');
 
@@ -68,10 +68,10 @@ async function startPeer({ databaseUrl, storage, redisUrl, logFile, cleanup, wra
   });
   closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  cleanup.push('the peer app', () => stop(child, exited));
+  const stopPeer = () => stop(child, exited, stopTimeoutMs(wrapper));
+  cleanup.push('the peer app', stopPeer);
   await waitForLine(logFile, 'Listening on', child, startTimeoutMs);
-  const stopNow = () => stop(child, exited, wrapper.length > 0 ? 120_000 : 10_000);
-  return { url: `http://127.0.0.1:${port}`, pid: child.pid, storage, keyPrefix, stop: stopNow };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid, storage, keyPrefix, stop: stopPeer };
 }
 
 module.exports = { ensurePeerInstalled, redisAnswers, startPeer };

@@ -36,6 +36,22 @@ function apiHeaders(ctx, extra = {}) {
 }
 
 /** POST /v1/orders with a unique out_trade_no per request, and a new key per request if keyed. */
+function createOrderRequest(ctx, keyed, tally) {
+  return {
+    method: 'POST',
+    path: '/v1/orders',
+    headers: apiHeaders(ctx),
+    setupRequest: (request) => ({
+      ...request,
+      headers: keyed ? { ...request.headers, 'idempotency-key': randomUUID() } : { ...request.headers },
+      body: orderBody(nextTradeNo(ctx)),
+    }),
+    onResponse(status, body, context, headers) {
+      if (header(headers, 'idempotent-replayed')) tally.bad('a new key was answered as a replay');
+    },
+  };
+}
+
 function createOrders({ keyed, target = 'server' }) {
   return (ctx, connections, seconds, until) => {
     const tally = new Tally();
@@ -46,19 +62,7 @@ function createOrders({ keyed, target = 'server' }) {
       expectStatus: 201,
       tally,
       until,
-      request: {
-        method: 'POST',
-        path: '/v1/orders',
-        headers: apiHeaders(ctx),
-        setupRequest: (request) => ({
-          ...request,
-          headers: keyed ? { ...request.headers, 'idempotency-key': randomUUID() } : { ...request.headers },
-          body: orderBody(nextTradeNo(ctx)),
-        }),
-        onResponse(status, body, context, headers) {
-          if (header(headers, 'idempotent-replayed')) tally.bad('a new key was answered as a replay');
-        },
-      },
+      request: createOrderRequest(ctx, keyed, tally),
     });
   };
 }
@@ -207,4 +211,4 @@ const SCENARIOS = [
   ...notificationScenarios,
 ];
 
-module.exports = { SCENARIOS, nextTradeNo, orderBody };
+module.exports = { SCENARIOS, createOrderRequest, nextTradeNo, orderBody };

@@ -53,7 +53,8 @@ async function startServer({ databaseUrl, logFile, cleanup, env = {}, wrapper = 
   });
   closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  cleanup.push('the API server', () => stop(child, exited));
+  const stopServer = () => stop(child, exited, stopTimeoutMs(wrapper));
+  cleanup.push('the API server', stopServer);
 
   await waitForLine(logFile, 'Listening on', child, startTimeoutMs);
   const url = `http://127.0.0.1:${port}`;
@@ -64,9 +65,13 @@ async function startServer({ databaseUrl, logFile, cleanup, env = {}, wrapper = 
     webhookSecret,
     merchantId: merchant.id,
     apiKey: merchant.api_keys.test,
-    // Under a wrapper the stop is slower, and what the wrapper says at exit is wanted.
-    stop: () => stop(child, exited, wrapper.length > 0 ? 120_000 : 10_000),
+    stop: stopServer,
   };
+}
+
+/** Under a wrapper the stop is slower, and what the wrapper says at exit is wanted. */
+function stopTimeoutMs(wrapper) {
+  return wrapper.length > 0 ? 120_000 : 10_000;
 }
 
 /** node with `args`, or under `wrapper` (which is then given node's path first). */
@@ -116,4 +121,4 @@ function tail(text, lines = 20) {
   return text.trimEnd().split('\n').slice(-lines).join('\n');
 }
 
-module.exports = { startFlags, startServer, spawnWrapped, stop, waitForLine };
+module.exports = { startFlags, startServer, spawnWrapped, stop, stopTimeoutMs, waitForLine };
